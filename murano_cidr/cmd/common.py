@@ -1,0 +1,82 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What every murano-cidr console script shares: errors and exit codes.
+
+Exit codes:
+
+* ``0`` success;
+* ``1`` the operation failed (for example, the pool is exhausted);
+* ``2`` bad usage or configuration;
+* ``3`` a database or lock service is unavailable.
+"""
+
+import sys
+
+from oslo_config import cfg
+
+from murano_cidr import exceptions
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 3
+
+
+def exit_code_for(error):
+    """Return the documented exit code for an exception."""
+    if isinstance(error, (exceptions.InvalidConfig, exceptions.InvalidArgument,
+                          exceptions.DriverNotFound, cfg.Error)):
+        return EXIT_USAGE
+    if isinstance(error, exceptions.BackendUnavailable):
+        return EXIT_UNAVAILABLE
+    return EXIT_FAILED
+
+
+def run(prog, func, conf, debug=False):
+    """Run ``func()`` and turn any error into one line and an exit code.
+
+    :param prog: the program name, prefixed to error lines.
+    :param func: a callable returning an exit code (or None for 0).
+    :param conf: the configuration, to read ``debug`` from.
+    :param debug: show tracebacks regardless of the configuration.
+    :returns: the exit code.
+    """
+    try:
+        code = func()
+        return EXIT_OK if code is None else code
+    except KeyboardInterrupt:
+        print("%s: interrupted" % prog, file=sys.stderr)
+        return 130
+    except (exceptions.MuranoCidrException, cfg.Error, OSError) as e:
+        if debug or _debug(conf):
+            raise
+        print("%s: error: %s" % (prog, _one_line(e)), file=sys.stderr)
+        return exit_code_for(e)
+    except Exception as e:
+        if debug or _debug(conf):
+            raise
+        print("%s: unexpected error: %s: %s (run with --debug for details)"
+              % (prog, type(e).__name__, _one_line(e)), file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _debug(conf):
+    try:
+        return bool(conf.debug)
+    except (cfg.NoSuchOptError, cfg.Error, AttributeError):
+        return "--debug" in sys.argv[1:] or "-d" in sys.argv[1:]
+
+
+def _one_line(error):
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())

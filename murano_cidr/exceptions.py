@@ -1,0 +1,137 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Every error murano-cidr raises, under one base class.
+
+Each class carries a message template filled from keyword arguments, so the
+text an operator reads is decided here, in one place, and says what to do.
+"""
+
+from murano_cidr._i18n import _
+
+
+class MuranoCidrException(Exception):
+    """Base class of every murano-cidr error.
+
+    Subclasses set :attr: to a template; the keyword arguments given
+    to the constructor fill it. A caller may also pass a ready ``message``.
+    """
+
+    message = _("An unknown murano-cidr error occurred.")
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.message % kwargs
+            except (KeyError, TypeError, ValueError):
+                # NOTE: a template that does not match its arguments is a bug
+                # in this library; keep the template rather than hiding the
+                # original error behind a formatting one.
+                message = self.message
+        self.msg = str(message)
+        super().__init__(self.msg)
+
+    def __str__(self):
+        return self.msg
+
+
+class InvalidConfig(MuranoCidrException):
+    """An option has a value that cannot work."""
+
+    message = _("Invalid value for [%(group)s] %(option)s: %(reason)s")
+
+    def __init__(self, message=None, option=None, reason=None,
+                 group="cidr_allocator", **kwargs):
+        super().__init__(message, option=option, reason=reason, group=group,
+                         **kwargs)
+
+
+class InvalidArgument(MuranoCidrException, ValueError):
+    """A caller passed a value the allocator cannot accept."""
+
+    message = _("Invalid %(name)s %(value)r: %(reason)s")
+
+
+class InvalidCidr(InvalidArgument):
+    """A string that should be a CIDR is not one."""
+
+    message = _("Invalid CIDR %(value)r in %(name)s: %(reason)s")
+
+
+class PoolExhausted(MuranoCidrException):
+    """No candidate of the pool is free for the scope asked for."""
+
+    message = _("pool %(pool)s has no free /%(prefixlen)s for scope "
+                "%(scope)s (%(size)d subnets: %(allocated)d allocated, "
+                "%(taken)d taken)")
+
+
+class DriverNotFound(MuranoCidrException):
+    """The configured driver is not installed."""
+
+    message = _("No allocator driver named %(name)r is installed "
+                "([cidr_allocator] driver); installed drivers: %(available)s")
+
+
+class NotSupported(MuranoCidrException):
+    """The driver cannot do what was asked, by design."""
+
+    message = _("The %(driver)s driver cannot %(action)s: %(reason)s")
+
+
+class BackendUnavailable(MuranoCidrException):
+    """A service the driver depends on cannot be reached."""
+
+    message = _("%(backend)s is unavailable: %(reason)s")
+
+
+class DatabaseUnavailable(BackendUnavailable):
+    """The allocation database cannot be reached or keeps failing."""
+
+    message = _("The allocation database %(url)s is unavailable: %(reason)s")
+
+
+class DatabaseNotSynced(MuranoCidrException):
+    """The allocation tables are missing or older than this code."""
+
+    message = _("The allocation database %(url)s is not at the current "
+                "schema (%(reason)s); run 'murano-cidr-manage "
+                "--config-file <file> db sync' first")
+
+
+class LockUnavailable(BackendUnavailable):
+    """The lock service cannot be reached, so nothing was allocated."""
+
+    message = _("The lock service %(url)s is unavailable, no CIDR was "
+                "allocated: %(reason)s")
+
+
+class ReservationLost(MuranoCidrException):
+    """A reservation's lock expired or was lost before it was confirmed."""
+
+    message = _("The reservation of %(cidr)s for owner %(owner)s was lost "
+                "before it was confirmed (%(reason)s); release it and "
+                "allocate again")
+
+
+class AllocationConflict(MuranoCidrException):
+    """A CIDR cannot be recorded because it overlaps a live allocation."""
+
+    message = _("%(cidr)s for owner %(owner)s in scope %(scope)s overlaps "
+                "%(other_cidr)s held by owner %(other_owner)s")
+
+
+class OwnerConflict(MuranoCidrException):
+    """An owner already holds a different CIDR."""
+
+    message = _("Owner %(owner)s already holds %(cidr)s in scope %(scope)s")

@@ -1,0 +1,125 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Every option murano-cidr reads, and ``list_opts()`` for the generator.
+
+The allocator's options live in ``[cidr_allocator]``; a driver's own options
+are defined here too, so the sample configuration and the documentation show
+them all.
+"""
+
+import copy
+import os
+
+from oslo_config import cfg
+
+from murano_cidr._i18n import _
+
+GROUP = "cidr_allocator"
+
+cidr_allocator_group = cfg.OptGroup(
+    GROUP,
+    title="CIDR allocator options",
+    help=_("How subnet CIDRs are picked for new Murano environments."))
+
+
+def default_state_path():
+    """Return the default state directory: writable by a non-root user.
+
+    ``$XDG_STATE_HOME/murano-cidr``, or ``~/.local/state/murano-cidr``.
+    """
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "murano-cidr")
+
+
+driver_opts = [
+    cfg.StrOpt(
+        "driver",
+        default="random",
+        help=_("The allocator driver, by its name in the "
+               "'murano_cidr.allocators' entry point namespace. "
+               "'random' picks uniformly at random among free subnets "
+               "(fewer collisions, never zero); 'legacy' is Murano's original "
+               "hash-and-probe pick. Other drivers add guarantees; see the "
+               "documentation.")),
+    cfg.StrOpt(
+        "state_path",
+        default=default_state_path(),
+        sample_default="$XDG_STATE_HOME/murano-cidr",
+        help=_("Directory for the allocator's local state (the embedded "
+               "SQLite database, file locks). Defaults to "
+               "$XDG_STATE_HOME/murano-cidr, or ~/.local/state/murano-cidr "
+               "when XDG_STATE_HOME is not set.")),
+]
+
+pool_opts = [
+    cfg.StrOpt(
+        "env_ip_template",
+        default="10.0.0.0",
+        help=_("Template IPv4 address of the pool, with Murano's meaning: "
+               "subnets are carved under it from max_environments and "
+               "max_hosts. Ignored when pool_cidrs is set.")),
+    cfg.IntOpt(
+        "max_environments",
+        default=250,
+        help=_("Number of environments the IPv4 pool must hold: the pool "
+               "has 2**ceil(log2(max_environments)) subnets. Murano's old "
+               "default was 20 (32 subnets).")),
+    cfg.IntOpt(
+        "max_hosts",
+        default=250,
+        help=_("Number of hosts each IPv4 subnet must hold: subnets have "
+               "ceil(log2(max_hosts)) host bits (250 gives /24).")),
+    cfg.ListOpt(
+        "pool_cidrs",
+        default=[],
+        help=_("Explicit IPv4 pool: networks (non-overlapping, in the order "
+               "candidates are numbered) to carve subnets from. When set, "
+               "env_ip_template and max_environments are ignored.")),
+    cfg.IntOpt(
+        "subnet_prefixlen",
+        help=_("Prefix length of the subnets carved from pool_cidrs. "
+               "Unset: derived from max_hosts, as Murano does.")),
+    cfg.ListOpt(
+        "ipv6_pool_cidrs",
+        default=[],
+        help=_("IPv6 pool: networks to carve IPv6 subnets from. Empty: "
+               "no IPv6 subnets are allocated.")),
+    cfg.IntOpt(
+        "ipv6_subnet_prefixlen",
+        default=64,
+        help=_("Prefix length of the subnets carved from ipv6_pool_cidrs.")),
+]
+
+def all_opts():
+    """Return every ``[cidr_allocator]`` option."""
+    return driver_opts + pool_opts
+
+
+def register_opts(conf):
+    """Register every ``[cidr_allocator]`` option on ``conf``.
+
+    Safe to call more than once on the same configuration object.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    conf.register_group(cidr_allocator_group)
+    conf.register_opts(all_opts(), group=cidr_allocator_group)
+
+
+def list_opts():
+    """Return the options for oslo-config-generator and the docs.
+
+    :returns: a list of ``(group, [options])`` pairs.
+    """
+    return [(cidr_allocator_group, copy.deepcopy(all_opts()))]

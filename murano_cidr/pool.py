@@ -1,0 +1,404 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The candidate subnets an allocator may hand out, and which are free.
+
+A :class:`Pool` is an ordered list of equally sized subnets carved out of one
+or more networks. It is never materialised: candidate ``i`` is computed from
+its index, so a pool of millions costs a few integers. Murano's geometry
+(``env_ip_template``, ``max_environments``, ``max_hosts``) produces exactly the
+candidates, in the same order, that Murano's engine computed.
+
+A :class:`FreeMap` says which candidates are blocked by taken addresses, as
+sorted index ranges, and answers "the n-th free candidate" and "the first free
+candidate at or after i" in ``O(log n)``.
+
+Everything here is pure: no I/O, no configuration object kept.
+"""
+
+import bisect
+
+import netaddr
+
+from murano_cidr import exceptions
+
+#: The largest pool accepted, in candidates. Far beyond any Murano cloud, and
+#: small enough that a mistyped prefix length is caught at start-up.
+MAX_POOL_SIZE = 2 ** 24
+
+#: Host bits a subnet must keep: room for a gateway and at least one host.
+MIN_HOST_BITS = 2
+
+_WIDTH = {4: 32, 6: 128}
+
+
+def bits_for(count):
+    """Return ``ceil(log2(count))`` exactly, as Murano's engine computed it.
+
+    :param count: a positive integer.
+    :returns: the number of bits needed to number ``count`` items.
+    """
+    return (count - 1).bit_length()
+
+
+def _positive_int(value, option):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise exceptions.InvalidConfig(
+            option=option,
+            reason="must be a positive integer, got %r" % (value,))
+    return value
+
+
+class Pool(object):
+    """Equal-sized candidate subnets of one IP version, in a fixed order.
+
+    Build one with :meth:`from_murano` or :meth:`from_cidrs`, which validate
+    their input; the constructor trusts it.
+
+    :param networks: the parent networks, in candidate order.
+    :param prefixlen: the prefix length of every candidate.
+    """
+
+    def __init__(self, networks, prefixlen):
+        self.networks = tuple(networks)
+        self.version = self.networks[0].version
+        self.prefixlen = prefixlen
+        width = _WIDTH[self.version]
+        self._step = 2 ** (width - prefixlen)
+        self._firsts = []
+        self._offsets = []
+        size = 0
+        for net in self.networks:
+            self._firsts.append(net.first)
+            self._offsets.append(size)
+            size += 2 ** (prefixlen - net.prefixlen)
+        self.size = size
+
+    # -- construction ------------------------------------------------------
+
+    @classmethod
+    def from_murano(cls, env_ip_template="10.0.0.0", max_environments=250,
+                    max_hosts=250):
+        """Build the pool Murano's engine used.
+
+        ``ceil(log2(max_environments))`` bits of environments and
+        ``ceil(log2(max_hosts))`` bits of hosts under ``env_ip_template``.
+
+        :param env_ip_template: an IPv4 address aligned to the pool.
+        :param max_environments: how many environments the pool must hold.
+        :param max_hosts: how many hosts each subnet must hold.
+        :returns: a :class:`Pool`.
+        :raises murano_cidr.exceptions.InvalidConfig: naming the option at
+            fault.
+        """
+        _positive_int(max_environments, "max_environments")
+        _positive_int(max_hosts, "max_hosts")
+        env_bits = bits_for(max_environments)
+        host_bits = bits_for(max_hosts)
+        if host_bits < MIN_HOST_BITS:
+            raise exceptions.InvalidConfig(
+                option="max_hosts",
+                reason="%d hosts give /%d subnets, which leave no room for a "
+                "gateway and hosts; use at least %d"
+                % (max_hosts, 32 - host_bits, 2 ** (MIN_HOST_BITS - 1) + 1))
+        if env_bits + host_bits > 32:
+            raise exceptions.InvalidConfig(
+                option="max_environments",
+                reason="%d environments of %d hosts need %d bits, more than "
+                "the 32 of an IPv4 address"
+                % (max_environments, max_hosts, env_bits + host_bits))
+        if 2 ** env_bits > MAX_POOL_SIZE:
+            raise exceptions.InvalidConfig(
+                option="max_environments",
+                reason="a pool of %d subnets exceeds the limit of %d"
+                % (2 ** env_bits, MAX_POOL_SIZE))
+        if not isinstance(env_ip_template, str):
+            raise exceptions.InvalidConfig(
+                option="env_ip_template",
+                reason="expected an IPv4 address, got %r" % (env_ip_template,))
+        try:
+            address = netaddr.IPAddress(env_ip_template.strip(),
+                                        flags=netaddr.INET_PTON)
+        except (netaddr.AddrFormatError, ValueError) as e:
+            raise exceptions.InvalidConfig(
+                option="env_ip_template",
+                reason="%r is not an IP address (%s)" % (env_ip_template, e))
+        if address.version != 4:
+            raise exceptions.InvalidConfig(
+                option="env_ip_template",
+                reason="%s is not an IPv4 address; configure IPv6 pools with "
+                "ipv6_pool_cidrs" % address)
+        parent_prefix = 32 - env_bits - host_bits
+        parent = netaddr.IPNetwork("%s/%d" % (address, parent_prefix))
+        if parent.ip != parent.network:
+            raise exceptions.InvalidConfig(
+                option="env_ip_template",
+                reason="%s is not aligned to the /%d that %d environments of "
+                "%d hosts need; use %s"
+                % (address, parent_prefix, max_environments, max_hosts,
+                   parent.network))
+        return cls([parent.cidr], 32 - host_bits)
+
+    @classmethod
+    def from_cidrs(cls, cidrs, prefixlen, cidrs_option="pool_cidrs",
+                   prefixlen_option="subnet_prefixlen", version=None):
+        """Build a pool from explicit parent networks.
+
+        :param cidrs: CIDR strings (or :class:`netaddr.IPNetwork`), in
+            candidate order; they must not overlap each other.
+        :param prefixlen: the prefix length of every candidate subnet.
+        :param cidrs_option: the option ``cidrs`` came from, for errors.
+        :param prefixlen_option: the option ``prefixlen`` came from.
+        :param version: if given, the IP version every network must have.
+        :returns: a :class:`Pool`.
+        :raises murano_cidr.exceptions.InvalidConfig: naming the option at
+            fault.
+        """
+        if isinstance(cidrs, str):
+            cidrs = [c for c in cidrs.split(",")]
+        cidrs = [c for c in cidrs if not (isinstance(c, str) and
+                                         not c.strip())]
+        if not cidrs:
+            raise exceptions.InvalidConfig(option=cidrs_option,
+                                           reason="is empty")
+        networks = []
+        for value in cidrs:
+            try:
+                if isinstance(value, netaddr.IPNetwork):
+                    net = value
+                else:
+                    net = netaddr.IPNetwork(str(value).strip())
+            except (netaddr.AddrFormatError, ValueError, TypeError) as e:
+                raise exceptions.InvalidConfig(
+                    option=cidrs_option,
+                    reason="%r is not a CIDR (%s)" % (value, e))
+            if net.ip != net.network:
+                raise exceptions.InvalidConfig(
+                    option=cidrs_option,
+                    reason="%s has host bits set; did you mean %s?"
+                    % (net, net.cidr))
+            networks.append(net.cidr)
+        versions = sorted({n.version for n in networks})
+        if len(versions) > 1:
+            raise exceptions.InvalidConfig(
+                option=cidrs_option,
+                reason="mixes IPv4 and IPv6 networks (%s); one pool holds one "
+                "IP version" % ", ".join(str(n) for n in networks))
+        pool_version = versions[0]
+        if version is not None and pool_version != version:
+            raise exceptions.InvalidConfig(
+                option=cidrs_option,
+                reason="holds IPv%d networks where IPv%d ones are expected"
+                % (pool_version, version))
+        width = _WIDTH[pool_version]
+        if (isinstance(prefixlen, bool) or not isinstance(prefixlen, int)):
+            raise exceptions.InvalidConfig(
+                option=prefixlen_option,
+                reason="must be an integer, got %r" % (prefixlen,))
+        if prefixlen > width - MIN_HOST_BITS:
+            raise exceptions.InvalidConfig(
+                option=prefixlen_option,
+                reason="/%d subnets leave no room for a gateway and hosts; "
+                "use at most /%d" % (prefixlen, width - MIN_HOST_BITS))
+        for net in networks:
+            if prefixlen < net.prefixlen:
+                raise exceptions.InvalidConfig(
+                    option=prefixlen_option,
+                    reason="/%d subnets do not fit in %s from %s"
+                    % (prefixlen, net, cidrs_option))
+        ordered = sorted(networks, key=lambda n: n.first)
+        for a, b in zip(ordered, ordered[1:]):
+            if b.first <= a.last:
+                raise exceptions.InvalidConfig(
+                    option=cidrs_option,
+                    reason="%s and %s overlap" % (a, b))
+        size = sum(2 ** (prefixlen - n.prefixlen) for n in networks)
+        if size > MAX_POOL_SIZE:
+            raise exceptions.InvalidConfig(
+                option=prefixlen_option,
+                reason="/%d subnets of %s make a pool of %d, beyond the limit "
+                "of %d" % (prefixlen, ", ".join(str(n) for n in networks),
+                           size, MAX_POOL_SIZE))
+        return cls(networks, prefixlen)
+
+    # -- the sequence of candidates ----------------------------------------
+
+    def __len__(self):
+        return self.size
+
+    def __str__(self):
+        return ",".join(str(n) for n in self.networks)
+
+    def __repr__(self):
+        return "<Pool %s into /%d: %d subnets>" % (self, self.prefixlen,
+                                                   self.size)
+
+    def __eq__(self, other):
+        return (isinstance(other, Pool) and self.networks == other.networks
+                and self.prefixlen == other.prefixlen)
+
+    def __hash__(self):
+        return hash((self.networks, self.prefixlen))
+
+    def _block_of(self, index):
+        return bisect.bisect_right(self._offsets, index) - 1
+
+    def first_address(self, index):
+        """Return the first address of candidate ``index`` as an integer.
+
+        :raises IndexError: if ``index`` is outside the pool.
+        """
+        if not 0 <= index < self.size:
+            raise IndexError("candidate %d outside a pool of %d"
+                             % (index, self.size))
+        block = self._block_of(index)
+        return (self._firsts[block]
+                + (index - self._offsets[block]) * self._step)
+
+    def __getitem__(self, index):
+        """Return candidate ``index`` as a :class:`netaddr.IPNetwork`."""
+        if index < 0:
+            index += self.size
+        first = self.first_address(index)
+        return netaddr.IPNetwork((first, self.prefixlen),
+                                 version=self.version)
+
+    def __iter__(self):
+        for index in range(self.size):
+            yield self[index]
+
+    def cidr(self, index):
+        """Return candidate ``index`` as a CIDR string."""
+        return str(self[index])
+
+    def index_of(self, cidr):
+        """Return the index of a candidate, or None if it is not one.
+
+        :param cidr: a CIDR string or :class:`netaddr.IPNetwork`.
+        """
+        net = netaddr.IPNetwork(cidr) if isinstance(cidr, str) else cidr
+        if net.version != self.version or net.prefixlen != self.prefixlen:
+            return None
+        for block, parent in enumerate(self.networks):
+            if parent.first <= net.first and net.last <= parent.last:
+                if (net.first - parent.first) % self._step:
+                    return None
+                return (self._offsets[block]
+                        + (net.first - parent.first) // self._step)
+        return None
+
+    def contains(self, cidr):
+        """Tell whether a CIDR lies inside one of the pool's networks."""
+        net = netaddr.IPNetwork(cidr) if isinstance(cidr, str) else cidr
+        return net.version == self.version and any(
+            p.first <= net.first and net.last <= p.last
+            for p in self.networks)
+
+    # -- free and blocked candidates ---------------------------------------
+
+    def free_map(self, taken):
+        """Return which candidates overlap nothing in ``taken``.
+
+        Cost: ``O(len(taken))`` for the pool's networks (a handful), never
+        ``O(pool size)``.
+
+        :param taken: a :class:`murano_cidr.taken.TakenSet` of this pool's
+            IP version.
+        :returns: a :class:`FreeMap`.
+        """
+        ranges = []
+        for block, parent in enumerate(self.networks):
+            base = self._offsets[block]
+            for first, last in taken.intervals_within(parent.first,
+                                                      parent.last):
+                lo = (max(first, parent.first) - parent.first) // self._step
+                hi = (min(last, parent.last) - parent.first) // self._step
+                ranges.append((base + lo, base + hi))
+        return FreeMap(self.size, ranges)
+
+
+class FreeMap(object):
+    """The free candidates of a pool, as the complement of blocked ranges.
+
+    :param size: the number of candidates in the pool.
+    :param ranges: inclusive ``(lo, hi)`` index ranges of blocked candidates.
+    """
+
+    def __init__(self, size, ranges):
+        self.size = size
+        self._los = []
+        self._his = []
+        self._blocked_before = []
+        blocked = 0
+        for lo, hi in sorted(ranges):
+            if self._his and lo <= self._his[-1] + 1:
+                if hi > self._his[-1]:
+                    blocked += hi - self._his[-1]
+                    self._his[-1] = hi
+                continue
+            self._los.append(lo)
+            self._his.append(hi)
+            self._blocked_before.append(blocked)
+            blocked += hi - lo + 1
+        self.blocked = blocked
+
+    @property
+    def free(self):
+        """The number of free candidates."""
+        return self.size - self.blocked
+
+    def is_free(self, index):
+        """Tell whether candidate ``index`` is free."""
+        i = bisect.bisect_right(self._los, index) - 1
+        return i < 0 or self._his[i] < index
+
+    def nth_free(self, n):
+        """Return the index of the ``n``-th free candidate (0-based).
+
+        :raises IndexError: if fewer than ``n + 1`` candidates are free.
+        """
+        if not 0 <= n < self.free:
+            raise IndexError("%d free candidates, asked for number %d"
+                             % (self.free, n))
+        # Free candidates before range k: lo_k - blocked_before_k, which
+        # grows with k, so the last range starting at or before the answer
+        # is found by bisection.
+        lo_, hi_ = 0, len(self._los)
+        while lo_ < hi_:
+            mid = (lo_ + hi_) // 2
+            if self._los[mid] - self._blocked_before[mid] <= n:
+                lo_ = mid + 1
+            else:
+                hi_ = mid
+        k = lo_ - 1
+        if k < 0:
+            return n
+        return n + self._blocked_before[k] + (self._his[k] - self._los[k] + 1)
+
+    def next_free(self, start):
+        """Return the first free index at or after ``start``, wrapping.
+
+        This is Murano's linear probe, answered without probing.
+
+        :returns: an index, or None if no candidate is free.
+        """
+        if self.free == 0:
+            return None
+        start %= self.size
+        i = bisect.bisect_right(self._los, start) - 1
+        if i >= 0 and self._his[i] >= start:
+            start = self._his[i] + 1
+            if start >= self.size:
+                start = 0
+                if self._los and self._los[0] == 0:
+                    start = self._his[0] + 1
+        return start
