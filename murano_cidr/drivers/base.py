@@ -280,6 +280,49 @@ class AllocatorDriver(object, metaclass=abc.ABCMeta):
             state.
         """
 
+    def import_allocations(self, allocations):
+        """Record CIDRs that already exist, all or nothing.
+
+        Used when a live cloud switches to a driver that keeps state, so the
+        networks it already has are never handed out again. An allocation
+        already recorded identically is skipped (importing is idempotent).
+
+        :param allocations: an iterable of :class:`Allocation`.
+        :returns: the list of :class:`Allocation` newly recorded.
+        :raises murano_cidr.exceptions.AllocationConflict: if one overlaps a
+            live allocation of its scope (or another one of the batch);
+            nothing is recorded.
+        :raises murano_cidr.exceptions.OwnerConflict: if an owner already
+            holds another CIDR; nothing is recorded.
+        :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
+            state.
+        """
+        raise exceptions.NotSupported(
+            driver=self.name, action="import allocations",
+            reason="it keeps no state")
+
+    def usage(self, scope=None, ip_version=4):
+        """Count what a scope uses of the pool.
+
+        :param scope: the scope, or None for allocations without a scope.
+        :param ip_version: 4 or 6.
+        :returns: a dictionary with ``pool`` (its CIDRs), ``size``,
+            ``allocated`` and ``free`` (candidates blocked or not by the
+            scope's live allocations).
+        :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
+            state.
+        """
+        pool = self.pool(ip_version)
+        allocations = [a for a in self.list(scope=scope)
+                       if a.scope == scope and a.ip_version == ip_version]
+        held = taken_mod.TakenSet.from_taken(
+            [a.cidr for a in allocations], pool.version)
+        free_map = pool.free_map(held)
+        return {"scope": scope, "ip_version": ip_version, "pool": str(pool),
+                "prefixlen": pool.prefixlen, "size": pool.size,
+                "allocations": len(allocations),
+                "allocated": free_map.blocked, "free": free_map.free}
+
     @contextlib.contextmanager
     def reserve(self, owner, scope=None, taken=(), ip_version=4):
         """Allocate, let the caller create the subnet, then confirm.

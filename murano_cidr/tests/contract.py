@@ -1,0 +1,300 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The driver contract as a reusable test class.
+
+Every driver shipped here runs these tests through testscenarios (see
+``murano_cidr/tests/unit/drivers/test_contract.py``). A third-party driver
+reuses them the same way::
+
+    import testscenarios
+    from murano_cidr.tests import base
+    from murano_cidr.tests import contract
+
+    load_tests = testscenarios.load_tests_apply_scenarios
+
+    class TestMyDriver(contract.DriverContractTests, base.TestCase):
+        scenarios = [("mine", {"driver_name": "mine"})]
+
+A scenario may also set ``prepare``, a callable taking the test case, run
+before the driver is built (to point it at a database or a lock directory).
+Capabilities come from the driver's class attributes (``keeps_state``,
+``holds_reservations``), so a driver is held to what it announces.
+"""
+
+import netaddr
+
+from murano_cidr import allocator
+from murano_cidr.drivers import base as driver_base
+from murano_cidr import exceptions
+
+#: Four /24 subnets: small enough to exhaust in a unit test.
+SMALL_POOL = ["10.20.0.0/22"]
+SMALL_POOL_CIDRS = ["10.20.0.0/24", "10.20.1.0/24", "10.20.2.0/24",
+                    "10.20.3.0/24"]
+
+
+class DriverContractTests(object):
+    """Tests every allocator driver must pass.
+
+    :cvar driver_name: the entry point name of the driver under test.
+    :cvar prepare: optional callable ``prepare(test)`` run before the driver
+        is built.
+    """
+
+    driver_name = None
+    prepare = None
+
+    def make_driver(self, **overrides):
+        """Build the driver under test with ``[cidr_allocator]`` overrides.
+
+        The default pool is :data:`SMALL_POOL` into /24s.
+        """
+        settings = {"driver": self.driver_name, "pool_cidrs": SMALL_POOL,
+                    "subnet_prefixlen": 24}
+        settings.update(overrides)
+        self.config(**settings)
+        if self.prepare is not None:
+            type(self).prepare(self)
+        driver = allocator.get_allocator(self.conf)
+        self.addCleanup(driver.close)
+        return driver
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver()
+
+    # -- helpers -----------------------------------------------------------
+
+    def assertNoOverlap(self, cidrs):
+        nets = sorted(netaddr.IPNetwork(c) for c in cidrs)
+        for a, b in zip(nets, nets[1:]):
+            self.assertFalse(a.last >= b.first,
+                             "%s overlaps %s" % (a, b))
+
+    def _stateful_only(self):
+        if not self.driver.keeps_state:
+            self.skipTest("%s keeps no state" % self.driver_name)
+
+    def _stateless_only(self):
+        if self.driver.keeps_state:
+            self.skipTest("%s keeps state" % self.driver_name)
+
+    def _snapshot(self):
+        if self.driver.keeps_state:
+            return sorted((a.owner, a.cidr) for a in self.driver.list())
+        return None
+
+    # -- allocate ----------------------------------------------------------
+
+    def test_allocate_returns_a_pool_candidate(self):
+        cidr = self.driver.allocate("net-1", scope="router-1")
+        self.assertIsInstance(cidr, str)
+        self.assertIn(cidr, SMALL_POOL_CIDRS)
+
+    def test_allocate_avoids_taken_strings(self):
+        cidr = self.driver.allocate("net-1", scope="router-1",
+                                    taken=SMALL_POOL_CIDRS[:3])
+        self.assertEqual(SMALL_POOL_CIDRS[3], cidr)
+
+    def test_allocate_avoids_taken_networks(self):
+        taken = [netaddr.IPNetwork(c) for c in SMALL_POOL_CIDRS[1:]]
+        self.assertEqual(SMALL_POOL_CIDRS[0],
+                         self.driver.allocate("net-1", scope="r",
+                                              taken=taken))
+
+    def test_allocate_avoids_taken_with_host_bits(self):
+        taken = ["10.20.0.77/24", "10.20.1.1/24", "10.20.3.9/24"]
+        self.assertEqual("10.20.2.0/24",
+                         self.driver.allocate("net-1", scope="r",
+                                              taken=taken))
+
+    def test_allocate_avoids_a_taken_supernet_and_subnet(self):
+        taken = ["10.20.0.0/23", "10.20.3.128/25"]
+        self.assertEqual("10.20.2.0/24",
+                         self.driver.allocate("net-1", scope="r",
+                                              taken=taken))
+
+    def test_allocate_reads_a_callable_taken(self):
+        calls = []
+
+        def taken():
+            calls.append(1)
+            return SMALL_POOL_CIDRS[1:]
+
+        self.assertEqual(SMALL_POOL_CIDRS[0],
+                         self.driver.allocate("net-1", scope="r",
+                                              taken=taken))
+        self.assertNotEqual([], calls)
+
+    def test_allocate_ignores_taken_of_other_version_and_outside(self):
+        taken = ["fd00::/64", "192.168.0.0/16"] + SMALL_POOL_CIDRS[:3]
+        self.assertEqual(SMALL_POOL_CIDRS[3],
+                         self.driver.allocate("net-1", scope="r",
+                                              taken=taken))
+
+    def test_exhausted_when_everything_is_taken(self):
+        e = self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
+                              "net-1", scope="router-1",
+                              taken=["10.0.0.0/8"])
+        self.assertIn("10.20.0.0/22", str(e))
+        self.assertIn("4 subnets", str(e))
+        self.assertIn("router-1", str(e))
+        self.assertIsNone(self._snapshot() or None)
+
+    def test_ipv6_pool(self):
+        driver = self.make_driver(ipv6_pool_cidrs=["fd00:1::/48"],
+                                  ipv6_subnet_prefixlen=64)
+        cidr = driver.allocate("net-6", scope="r", ip_version=6)
+        net = netaddr.IPNetwork(cidr)
+        self.assertEqual(6, net.version)
+        self.assertEqual(64, net.prefixlen)
+        self.assertIn(net, netaddr.IPNetwork("fd00:1::/48"))
+
+    def test_ipv6_without_a_pool_is_a_clear_error(self):
+        e = self.assertRaises(exceptions.InvalidArgument,
+                              self.driver.allocate, "net-6", ip_version=6)
+        self.assertIn("ipv6_pool_cidrs", str(e))
+
+    # -- bad input changes nothing -----------------------------------------
+
+    def _assert_rejected(self, error, **kwargs):
+        before = self._snapshot()
+        args = {"owner": "net-1", "scope": "router-1"}
+        args.update(kwargs)
+        self.assertRaises(error, self.driver.allocate, **args)
+        self.assertEqual(before, self._snapshot())
+
+    def test_bad_owner(self):
+        for owner in ("", "   ", None, 42, "x" * 256, "bad\nowner"):
+            self._assert_rejected(exceptions.InvalidArgument, owner=owner)
+
+    def test_bad_scope(self):
+        for scope in ("", 7, "y" * 256, "tab\there"):
+            self._assert_rejected(exceptions.InvalidArgument, scope=scope)
+
+    def test_bad_ip_version(self):
+        for version in (5, "4", True):
+            self._assert_rejected(exceptions.InvalidArgument,
+                                  ip_version=version)
+
+    def test_garbage_in_taken(self):
+        for taken in (["not-a-cidr"], ["10.0.0.0/33"], [None], [42],
+                      "10.0.0.0/24", 17):
+            self._assert_rejected(exceptions.InvalidArgument, taken=taken)
+
+    # -- release, confirm, reserve -----------------------------------------
+
+    def test_release_unknown_owner_is_not_an_error(self):
+        self.assertFalse(self.driver.release("nobody"))
+
+    def test_release_bad_owner(self):
+        self.assertRaises(exceptions.InvalidArgument, self.driver.release, "")
+
+    def test_confirm_bad_owner(self):
+        self.assertRaises(exceptions.InvalidArgument, self.driver.confirm,
+                          None)
+
+    def test_reserve_yields_a_cidr(self):
+        with self.driver.reserve("net-1", scope="r") as cidr:
+            self.assertIn(cidr, SMALL_POOL_CIDRS)
+        if self.driver.keeps_state:
+            held = self.driver.get("net-1")
+            self.assertEqual(cidr, held.cidr)
+            self.assertTrue(held.confirmed)
+
+    def test_reserve_releases_on_error(self):
+        def body():
+            with self.driver.reserve("net-1", scope="r"):
+                raise RuntimeError("subnet creation failed")
+
+        self.assertRaises(RuntimeError, body)
+        if self.driver.keeps_state:
+            self.assertIsNone(self.driver.get("net-1"))
+
+    # -- drivers that keep state -------------------------------------------
+
+    def test_allocate_is_idempotent_per_owner(self):
+        self._stateful_only()
+        first = self.driver.allocate("net-1", scope="r")
+        self.assertEqual(first, self.driver.allocate("net-1", scope="r"))
+
+    def test_no_overlap_within_a_scope(self):
+        self._stateful_only()
+        cidrs = [self.driver.allocate("net-%d" % i, scope="r")
+                 for i in range(4)]
+        self.assertEqual(sorted(SMALL_POOL_CIDRS), sorted(cidrs))
+        e = self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
+                              "net-5", scope="r")
+        self.assertIn("4 allocated", str(e))
+
+    def test_allocations_and_taken_both_count(self):
+        self._stateful_only()
+        self.driver.allocate("net-1", scope="r", taken=SMALL_POOL_CIDRS[1:])
+        e = self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
+                              "net-2", scope="r",
+                              taken=SMALL_POOL_CIDRS[1:])
+        self.assertIn("1 allocated, 3 taken", str(e))
+
+    def test_scopes_are_independent(self):
+        self._stateful_only()
+        a = [self.driver.allocate("a-%d" % i, scope="router-a")
+             for i in range(4)]
+        b = [self.driver.allocate("b-%d" % i, scope="router-b")
+             for i in range(4)]
+        self.assertEqual(sorted(a), sorted(b))
+
+    def test_release_frees_the_cidr(self):
+        self._stateful_only()
+        cidrs = [self.driver.allocate("net-%d" % i, scope="r")
+                 for i in range(4)]
+        self.assertTrue(self.driver.release("net-2"))
+        self.assertFalse(self.driver.release("net-2"))
+        self.assertIsNone(self.driver.get("net-2"))
+        self.assertEqual(cidrs[2], self.driver.allocate("net-9", scope="r"))
+
+    def test_get_and_list(self):
+        self._stateful_only()
+        c1 = self.driver.allocate("net-1", scope="r1")
+        c2 = self.driver.allocate("net-2", scope="r2")
+        self.driver.confirm("net-1")
+        self.driver.confirm("net-2")
+        got = self.driver.get("net-1")
+        self.assertIsInstance(got, driver_base.Allocation)
+        self.assertEqual(("net-1", c1, "r1", 4),
+                         (got.owner, got.cidr, got.scope, got.ip_version))
+        self.assertIsNone(self.driver.get("net-3"))
+        self.assertEqual([("net-1", c1)],
+                         [(a.owner, a.cidr) for a in self.driver.list("r1")])
+        self.assertEqual({("net-1", c1), ("net-2", c2)},
+                         {(a.owner, a.cidr) for a in self.driver.list()})
+
+    def test_usage_counts_the_scope(self):
+        self._stateful_only()
+        self.driver.allocate("net-1", scope="r")
+        self.driver.allocate("net-2", scope="r")
+        usage = self.driver.usage(scope="r")
+        self.assertEqual((4, 2, 2), (usage["size"], usage["allocated"],
+                                     usage["free"]))
+
+    # -- drivers that keep no state ----------------------------------------
+
+    def test_stateless_get_and_list_say_so(self):
+        self._stateless_only()
+        e = self.assertRaises(exceptions.NotSupported, self.driver.get, "n")
+        self.assertIn("no state", str(e))
+        self.assertRaises(exceptions.NotSupported, self.driver.list)
+
+    def test_stateless_release_returns_false(self):
+        self._stateless_only()
+        self.driver.allocate("net-1")
+        self.assertFalse(self.driver.release("net-1"))
