@@ -55,11 +55,12 @@ driver_opts = [
     cfg.StrOpt(
         "state_path",
         default=default_state_path(),
-        sample_default="$XDG_STATE_HOME/murano-cidr",
+        sample_default="~/.local/state/murano-cidr",
         help=_("Directory for the allocator's local state (the embedded "
-               "SQLite database, file locks). Defaults to "
-               "$XDG_STATE_HOME/murano-cidr, or ~/.local/state/murano-cidr "
-               "when XDG_STATE_HOME is not set.")),
+               "SQLite database, file locks); a leading ~ is expanded. "
+               "Defaults to murano-cidr under the XDG_STATE_HOME "
+               "environment variable, or ~/.local/state/murano-cidr when "
+               "it is not set.")),
 ]
 
 pool_opts = [
@@ -104,6 +105,14 @@ pool_opts = [
 def all_opts():
     """Return every ``[cidr_allocator]`` option."""
     return driver_opts + pool_opts
+
+
+def state_path(conf):
+    """Return ``[cidr_allocator] state_path``, expanded and absolute.
+
+    :param conf: a configuration object with the options registered.
+    """
+    return os.path.abspath(os.path.expanduser(conf[GROUP].state_path))
 
 
 def register_opts(conf):

@@ -1,0 +1,74 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+import io
+import os
+
+import fixtures
+from oslo_config import cfg
+from oslo_config import generator
+import testtools
+
+import murano_cidr
+from murano_cidr import opts
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(murano_cidr.__file__)))
+GENERATOR_CONF = os.path.join(REPO, "etc", "murano-cidr",
+                              "murano-cidr-config-generator.conf")
+SAMPLE = os.path.join(REPO, "etc", "murano-cidr", "murano-cidr.conf.sample")
+
+
+class TestSampleConfig(testtools.TestCase):
+
+    def test_committed_sample_is_current(self):
+        conf = cfg.ConfigOpts()
+        generator.register_cli_opts(conf)
+        conf(["--config-file", GENERATOR_CONF], default_config_files=[])
+        out = io.StringIO()
+        generator.generate(conf, output_file=out)
+        with open(SAMPLE) as f:
+            committed = f.read()
+        self.assertEqual(
+            out.getvalue(), committed,
+            "etc/murano-cidr/murano-cidr.conf.sample is stale; run "
+            "'tox -e genconfig' and commit the result")
+
+
+class TestOpts(testtools.TestCase):
+
+    def test_list_opts_covers_every_registered_option(self):
+        conf = cfg.ConfigOpts()
+        opts.register_opts(conf)
+        listed = {(group if isinstance(group, str) else group.name, o.dest)
+                  for group, group_opts in opts.list_opts()
+                  for o in group_opts}
+        for group_name in conf.list_all_sections():
+            for name in conf[group_name]:
+                self.assertIn((group_name, name), listed)
+
+    def test_register_twice_is_harmless(self):
+        conf = cfg.ConfigOpts()
+        opts.register_opts(conf)
+        opts.register_opts(conf)
+        self.assertEqual("10.0.0.0", conf.cidr_allocator.env_ip_template)
+
+    def test_state_path_follows_xdg(self):
+        self.useFixture(fixtures.EnvironmentVariable("XDG_STATE_HOME",
+                                                     "/srv/state"))
+        self.assertEqual("/srv/state/murano-cidr", opts.default_state_path())
+
+    def test_state_path_expands_the_home_directory(self):
+        conf = cfg.ConfigOpts()
+        opts.register_opts(conf)
+        conf.set_override("state_path", "~/x", group=opts.GROUP)
+        self.assertEqual(os.path.join(os.path.expanduser("~"), "x"),
+                         opts.state_path(conf))

@@ -1,0 +1,237 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+import netaddr
+import testtools
+
+from murano_cidr import exceptions
+from murano_cidr import pool
+from murano_cidr import taken as taken_mod
+from murano_cidr.tests.unit import murano_reference
+
+
+def _taken(cidrs, version=4):
+    return taken_mod.TakenSet.from_taken(cidrs, version)
+
+
+class TestMuranoGeometry(testtools.TestCase):
+
+    SETTINGS = [
+        ("10.0.0.0", 250, 250),
+        ("10.0.0.0", 20, 250),
+        ("10.0.0.0", 1, 250),
+        ("10.0.0.0", 2, 250),
+        ("10.0.0.0", 3, 250),
+        ("10.0.0.0", 100, 100),
+        ("10.0.0.0", 256, 256),
+        ("10.0.0.0", 257, 255),
+        ("192.168.0.0", 5, 30),
+        ("172.16.0.0", 1000, 60),
+        ("10.0.0.0", 4096, 250),
+        ("10.128.0.0", 33, 3),
+        ("10.0.0.0", 65536, 200),
+    ]
+
+    def test_candidates_equal_murano(self):
+        for template, envs, hosts in self.SETTINGS:
+            expected = murano_reference.candidates(template, envs, hosts)
+            got = pool.Pool.from_murano(template, envs, hosts)
+            self.assertEqual(len(expected), len(got), (template, envs, hosts))
+            self.assertEqual(expected, list(got), (template, envs, hosts))
+
+    def test_defaults(self):
+        p = pool.Pool.from_murano()
+        self.assertEqual(256, len(p))
+        self.assertEqual(24, p.prefixlen)
+        self.assertEqual("10.0.0.0/16", str(p))
+
+    def test_old_default(self):
+        p = pool.Pool.from_murano("10.0.0.0", 20, 250)
+        self.assertEqual(32, len(p))
+        self.assertEqual("10.0.0.0/19", str(p))
+        self.assertEqual("10.0.31.0/24", p.cidr(31))
+
+    def test_non_positive_counts(self):
+        for kwargs, option in (({"max_environments": 0}, "max_environments"),
+                               ({"max_environments": -3}, "max_environments"),
+                               ({"max_hosts": 0}, "max_hosts"),
+                               ({"max_hosts": "250"}, "max_hosts")):
+            e = self.assertRaises(exceptions.InvalidConfig,
+                                  pool.Pool.from_murano, **kwargs)
+            self.assertIn(option, str(e))
+
+    def test_template_not_an_address(self):
+        for template in ("10.0.0", "ten", "10.0.0.0/16", "", "300.0.0.0"):
+            e = self.assertRaises(exceptions.InvalidConfig,
+                                  pool.Pool.from_murano, template)
+            self.assertIn("env_ip_template", str(e))
+
+    def test_template_ipv6(self):
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_murano, "fd00::")
+        self.assertIn("ipv6_pool_cidrs", str(e))
+
+    def test_template_not_aligned(self):
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_murano, "10.0.5.0", 20, 250)
+        self.assertIn("env_ip_template", str(e))
+        self.assertIn("use 10.0.0.0", str(e))
+
+    def test_no_room(self):
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_murano, "0.0.0.0", 2 ** 20,
+                              2 ** 14)
+        self.assertIn("more than the 32", str(e))
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_murano, "10.0.0.0", 20, 2)
+        self.assertIn("max_hosts", str(e))
+
+    def test_beyond_the_cap(self):
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_murano, "0.0.0.0", 2 ** 25, 4)
+        self.assertIn("limit", str(e))
+
+
+class TestExplicitPools(testtools.TestCase):
+
+    def test_several_networks_in_order(self):
+        p = pool.Pool.from_cidrs(["192.168.0.0/23", "10.0.0.0/24"], 25)
+        self.assertEqual(["192.168.0.0/25", "192.168.0.128/25",
+                          "192.168.1.0/25", "192.168.1.128/25",
+                          "10.0.0.0/25", "10.0.0.128/25"],
+                         [str(c) for c in p])
+        self.assertEqual(4, p.index_of("10.0.0.0/25"))
+        self.assertIsNone(p.index_of("10.0.0.0/24"))
+        self.assertIsNone(p.index_of("10.0.1.0/25"))
+
+    def test_ipv6(self):
+        p = pool.Pool.from_cidrs(["fd00::/48"], 64)
+        self.assertEqual(65536, len(p))
+        self.assertEqual(6, p.version)
+        self.assertEqual("fd00:0:0:ffff::/64", p.cidr(65535))
+        self.assertEqual(6, p[0].version)
+        self.assertFalse(str(p[1]).startswith("::ffff:"))
+
+    def test_huge_pool_is_not_materialised(self):
+        p = pool.Pool.from_cidrs(["10.0.0.0/8"], 30)
+        self.assertEqual(2 ** 22, len(p))
+        self.assertEqual("10.255.255.252/30", p.cidr(len(p) - 1))
+
+    def test_validation_names_the_option(self):
+        cases = [
+            (["10.0.0.0/33"], 24, "pool_cidrs"),
+            (["nonsense"], 24, "pool_cidrs"),
+            ([], 24, "pool_cidrs"),
+            (["10.0.0.1/16"], 24, "pool_cidrs"),
+            (["10.0.0.0/16", "fd00::/48"], 24, "pool_cidrs"),
+            (["10.0.0.0/16", "10.0.128.0/17"], 24, "pool_cidrs"),
+            (["10.0.0.0/24"], 16, "subnet_prefixlen"),
+            (["10.0.0.0/24"], 31, "subnet_prefixlen"),
+            (["10.0.0.0/24"], "24", "subnet_prefixlen"),
+            (["0.0.0.0/0"], 30, "subnet_prefixlen"),
+        ]
+        for cidrs, prefixlen, option in cases:
+            e = self.assertRaises(exceptions.InvalidConfig,
+                                  pool.Pool.from_cidrs, cidrs, prefixlen)
+            self.assertIn(option, str(e), (cidrs, prefixlen))
+
+    def test_version_mismatch(self):
+        e = self.assertRaises(exceptions.InvalidConfig, pool.Pool.from_cidrs,
+                              ["10.0.0.0/16"], 24, "ipv6_pool_cidrs",
+                              "ipv6_subnet_prefixlen", version=6)
+        self.assertIn("ipv6_pool_cidrs", str(e))
+
+
+class TestOverlap(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.pool = pool.Pool.from_cidrs(["10.0.0.0/22"], 24)
+
+    def _free(self, taken):
+        fm = self.pool.free_map(_taken(taken))
+        return [self.pool.cidr(i) for i in range(len(self.pool))
+                if fm.is_free(i)]
+
+    def test_taken_inside_a_candidate(self):
+        self.assertEqual(["10.0.0.0/24", "10.0.2.0/24", "10.0.3.0/24"],
+                         self._free(["10.0.1.64/26"]))
+
+    def test_taken_containing_candidates(self):
+        self.assertEqual(["10.0.0.0/24", "10.0.1.0/24"],
+                         self._free(["10.0.2.0/23"]))
+        self.assertEqual([], self._free(["10.0.0.0/8"]))
+
+    def test_adjacent_networks_do_not_overlap(self):
+        self.assertEqual(["10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24",
+                          "10.0.3.0/24"],
+                         self._free(["9.255.255.0/24", "10.0.4.0/24"]))
+
+    def test_host_bits_in_taken(self):
+        self.assertEqual(["10.0.0.0/24", "10.0.2.0/24", "10.0.3.0/24"],
+                         self._free(["10.0.1.200/24"]))
+        self.assertEqual(["10.0.0.0/24", "10.0.2.0/24", "10.0.3.0/24"],
+                         self._free(["10.0.1.7"]))
+
+    def test_mixed_versions_in_taken(self):
+        self.assertEqual(["10.0.1.0/24", "10.0.2.0/24", "10.0.3.0/24"],
+                         self._free(["::/0", "10.0.0.0/24",
+                                     netaddr.IPNetwork("fd00::/8")]))
+
+    def test_overlapping_and_duplicate_taken(self):
+        self.assertEqual(["10.0.3.0/24"],
+                         self._free(["10.0.0.0/24", "10.0.0.0/23",
+                                     "10.0.1.0/24", "10.0.2.0/24",
+                                     "10.0.2.0/25"]))
+
+    def test_garbage_in_taken(self):
+        for bad in (["10.0.0.0/40"], ["x"], [b"10.0.0.0/24"], [None]):
+            self.assertRaises(exceptions.InvalidCidr, _taken, bad)
+
+    def test_taken_set_queries(self):
+        t = _taken(["10.0.0.0/24", "10.0.1.0/24", "10.0.5.0/24"])
+        self.assertEqual(2, len(t))
+        self.assertTrue(t.overlaps_cidr("10.0.0.0/16"))
+        self.assertTrue(t.overlaps_cidr("10.0.1.128/25"))
+        self.assertFalse(t.overlaps_cidr("10.0.2.0/24"))
+        self.assertFalse(t.overlaps_cidr("fd00::/64"))
+        self.assertEqual([(netaddr.IPAddress("10.0.5.0").value,
+                           netaddr.IPAddress("10.0.5.255").value)],
+                         t.intervals_within(
+                             netaddr.IPAddress("10.0.4.0").value,
+                             netaddr.IPAddress("10.0.9.0").value))
+
+
+class TestFreeMap(testtools.TestCase):
+
+    def test_nth_free_enumerates_free_indices_in_order(self):
+        fm = pool.FreeMap(20, [(0, 1), (5, 7), (6, 9), (15, 15), (19, 19)])
+        expected = [i for i in range(20)
+                    if i not in {0, 1, 5, 6, 7, 8, 9, 15, 19}]
+        self.assertEqual(len(expected), fm.free)
+        self.assertEqual(expected, [fm.nth_free(n) for n in range(fm.free)])
+        self.assertRaises(IndexError, fm.nth_free, fm.free)
+
+    def test_next_free_is_a_linear_probe(self):
+        blocked = {0, 1, 5, 6, 7, 8, 9, 15, 19}
+        fm = pool.FreeMap(20, [(0, 1), (5, 9), (15, 15), (19, 19)])
+        for start in range(-25, 45):
+            probe = start % 20
+            while probe in blocked:
+                probe = (probe + 1) % 20
+            self.assertEqual(probe, fm.next_free(start), start)
+
+    def test_full(self):
+        fm = pool.FreeMap(4, [(0, 3)])
+        self.assertEqual(0, fm.free)
+        self.assertIsNone(fm.next_free(2))
+        self.assertRaises(IndexError, fm.nth_free, 0)
