@@ -102,6 +102,7 @@ pool_opts = [
         help=_("Prefix length of the subnets carved from ipv6_pool_cidrs.")),
 ]
 
+
 def all_opts():
     """Return every ``[cidr_allocator]`` option."""
     return driver_opts + pool_opts

@@ -164,9 +164,9 @@ class Pool(object):
             fault.
         """
         if isinstance(cidrs, str):
-            cidrs = [c for c in cidrs.split(",")]
-        cidrs = [c for c in cidrs if not (isinstance(c, str) and
-                                         not c.strip())]
+            cidrs = cidrs.split(",")
+        cidrs = [c for c in cidrs
+                 if not (isinstance(c, str) and not c.strip())]
         if not cidrs:
             raise exceptions.InvalidConfig(option=cidrs_option,
                                            reason="is empty")
