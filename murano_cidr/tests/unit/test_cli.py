@@ -1,0 +1,124 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``murano-cidr`` console script: output, errors and exit codes."""
+
+import os
+import subprocess
+import sys
+
+import fixtures
+import netaddr
+
+from murano_cidr.cmd import cli
+from murano_cidr.tests import base
+
+
+class CliTestCase(base.TestCase):
+
+    def write_config(self, text):
+        path = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(path, "w") as f:
+            f.write("[cidr_allocator]\nstate_path = %s\n%s"
+                    % (self.state_path, text))
+        return path
+
+    def run_cli(self, *args):
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        code = cli.main(list(args))
+        out.stream.seek(0)
+        err.stream.seek(0)
+        return code, out.stream.read(), err.stream.read()
+
+
+class TestCli(CliTestCase):
+
+    def test_allocate_with_random(self):
+        conf = self.write_config("driver = random\nmax_environments = 20\n")
+        code, out, err = self.run_cli("--config-file", conf, "allocate",
+                                      "net-1", "--scope", "router-1",
+                                      "--taken", "10.0.0.0/20")
+        self.assertEqual((0, ""), (code, err))
+        net = netaddr.IPNetwork(out.strip())
+        self.assertIn(net, netaddr.IPNetwork("10.0.16.0/20"))
+        self.assertEqual(24, net.prefixlen)
+
+    def test_unknown_driver_lists_installed_ones(self):
+        conf = self.write_config("driver = nope\n")
+        code, out, err = self.run_cli("--config-file", conf, "allocate", "x")
+        self.assertEqual(2, code)
+        self.assertEqual("", out)
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn("installed drivers:", err)
+        self.assertIn("random", err)
+
+    def test_exhausted_pool_is_one_line_and_exit_1(self):
+        conf = self.write_config("driver = legacy\nmax_environments = 20\n")
+        code, out, err = self.run_cli("--config-file", conf, "allocate",
+                                      "net-1", "--scope", "R",
+                                      "--taken", "10.0.0.0/19")
+        self.assertEqual(1, code)
+        self.assertEqual(
+            "murano-cidr: error: pool 10.0.0.0/19 has no free /24 for scope "
+            "R (32 subnets: 0 allocated, 32 taken)\n", err)
+
+    def test_bad_option_names_it(self):
+        conf = self.write_config("driver = random\nmax_environments = 0\n")
+        code, _out, err = self.run_cli("--config-file", conf, "allocate",
+                                       "x")
+        self.assertEqual(2, code)
+        self.assertIn("[cidr_allocator] max_environments", err)
+
+    def test_bad_taken_is_a_usage_error(self):
+        conf = self.write_config("driver = random\n")
+        code, _out, err = self.run_cli("--config-file", conf, "allocate",
+                                       "x", "--taken", "10.0.0.0/99")
+        self.assertEqual(2, code)
+        self.assertIn("10.0.0.0/99", err)
+
+    def test_stateless_list_says_why(self):
+        conf = self.write_config("driver = random\n")
+        code, _out, err = self.run_cli("--config-file", conf, "list")
+        self.assertEqual(1, code)
+        self.assertIn("keeps no state", err)
+
+    def test_release_on_stateless_driver(self):
+        conf = self.write_config("driver = random\n")
+        code, out, _err = self.run_cli("--config-file", conf, "release",
+                                       "net-1")
+        self.assertEqual((0, "net-1 held nothing\n"), (code, out))
+
+
+class TestCliProcess(CliTestCase):
+
+    def _run(self, *args):
+        return subprocess.run(
+            [sys.executable, "-m", "murano_cidr.cmd.cli"] + list(args),
+            capture_output=True, text=True, timeout=60)
+
+    def test_no_traceback_without_debug(self):
+        conf = self.write_config("driver = random\nenv_ip_template = x\n")
+        result = self._run("--config-file", conf, "allocate", "net-1")
+        self.assertEqual(2, result.returncode)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertEqual(1, len(result.stderr.splitlines()), result.stderr)
+
+    def test_debug_shows_the_traceback(self):
+        conf = self.write_config("driver = random\nenv_ip_template = x\n")
+        result = self._run("--config-file", conf, "--debug", "allocate",
+                           "net-1")
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn("Traceback", result.stderr)
+        self.assertIn("InvalidConfig", result.stderr)
