@@ -1,0 +1,223 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What Murano's ``NetworkExplorer`` calls instead of picking CIDRs itself.
+
+The engine keeps its Neutron client and its MuranoPL; three methods of
+``io.murano.system.NetworkExplorer`` change::
+
+    from murano_cidr.integration import murano as murano_cidr
+
+    def get_available_cidr(self, router_id, net_id, ip_version=4):
+        return murano_cidr.get_available_cidr(self._client, router_id,
+                                              net_id, ip_version=ip_version)
+
+    def confirm_cidr(self, net_id):
+        murano_cidr.confirm_cidr(net_id)
+
+    def release_cidr(self, net_id):
+        return murano_cidr.release_cidr(net_id)
+
+The CIDRs already on the router are read from the engine's client the way
+the engine always read them (the router's ports, their subnet ids, those
+subnets' CIDRs), but lazily: the driver is handed a callable and reads the
+router at the moment it decides, after it holds its lock or row.
+"""
+
+import functools
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from murano_cidr import allocator
+from murano_cidr import exceptions
+
+LOG = logging.getLogger(__name__)
+
+
+def router_cidrs(client, router_id):
+    """Read the CIDRs of the subnets plugged into a router.
+
+    Exactly the engine's reading: ``list_ports(device_id=router_id)``, the
+    ``subnet_id`` of each port's ``fixed_ips``, then the ``cidr`` of those
+    subnets among ``list_subnets()``. A subnet the client cannot see (one of
+    another project, for a non-admin client) is left out, as it always was.
+
+    :param client: a python-neutronclient ``Client`` (or anything answering
+        ``list_ports`` and ``list_subnets`` with the same shapes).
+    :param router_id: the router's id; None or empty for no router.
+    :returns: a list of CIDR strings, possibly empty.
+    :raises murano_cidr.exceptions.BackendUnavailable: if Neutron answers
+        with something that is not a port or subnet listing.
+    """
+    if not router_id:
+        return []
+    try:
+        ports = client.list_ports(device_id=router_id)["ports"]
+        subnet_ids = {fixed_ip["subnet_id"]
+                      for port in ports
+                      for fixed_ip in port["fixed_ips"]}
+        if not subnet_ids:
+            # NOTE: a router without interfaces has nothing taken; listing
+            # every subnet of the project would only cost time.
+            return []
+        subnets = client.list_subnets()["subnets"]
+        return [subnet["cidr"] for subnet in subnets
+                if subnet["id"] in subnet_ids]
+    except (KeyError, TypeError) as e:
+        raise exceptions.BackendUnavailable(
+            backend="Neutron",
+            reason="unexpected answer while reading the subnets of router "
+            "%s (missing or malformed %s)" % (router_id, e))
+
+
+class NetworkCidrAllocator(object):
+    """The allocator as the Murano engine uses it.
+
+    :param conf: the :class:`oslo_config.cfg.ConfigOpts` to read
+        ``[cidr_allocator]`` from; the global one if None.
+    :param driver: an already built
+        :class:`~murano_cidr.drivers.base.AllocatorDriver`, instead of the
+        one ``conf`` chooses.
+    :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
+        is not installed.
+    :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
+    """
+
+    def __init__(self, conf=None, driver=None):
+        self.driver = (driver if driver is not None
+                       else allocator.get_allocator(conf))
+
+    def get_available_cidr(self, client, router_id, net_id, ip_version=4):
+        """Allocate the CIDR of a new environment network.
+
+        The drop-in for ``NetworkExplorer.get_available_cidr``: the router is
+        the scope, so two networks on one router never get overlapping
+        CIDRs from a driver that prevents collisions, and the router's
+        current subnets are never handed out by any driver.
+
+        :param client: the engine's Neutron client.
+        :param router_id: the router the network will be plugged into, or
+            None (no taken CIDRs and no scope, as in Murano).
+        :param net_id: the network's id in Murano (the owner).
+        :param ip_version: 4 or 6.
+        :returns: the CIDR, as a string such as ``"10.0.3.0/24"``.
+        :raises murano_cidr.exceptions.PoolExhausted: if nothing is free
+            (where Murano returned None).
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad id or IP
+            version.
+        :raises murano_cidr.exceptions.BackendUnavailable: if Neutron, the
+            database or the lock service cannot be used; nothing is
+            allocated.
+        """
+        scope = router_id or None
+        cidr = self.driver.allocate(
+            net_id, scope=scope,
+            taken=functools.partial(router_cidrs, client, scope),
+            ip_version=ip_version)
+        LOG.info("Allocated %s to network %s on router %s", cidr, net_id,
+                 scope)
+        return cidr
+
+    def confirm_cidr(self, net_id):
+        """Say that the network's subnet now exists in Neutron.
+
+        Call it after the Heat stack push that creates the subnet; a driver
+        that holds a reservation drops it here.
+
+        :param net_id: the network's id, as given to
+            :meth:`get_available_cidr`.
+        :raises murano_cidr.exceptions.ReservationLost: if the reservation
+            expired first; release and allocate again.
+        """
+        self.driver.confirm(net_id)
+
+    def release_cidr(self, net_id):
+        """Free the network's CIDR once the network is deleted.
+
+        :param net_id: the network's id, as given to
+            :meth:`get_available_cidr`.
+        :returns: True if the driver held a CIDR for it; False otherwise
+            (always False for drivers that keep no state). Not an error.
+        :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
+            store cannot be reached.
+        """
+        released = self.driver.release(net_id)
+        if released:
+            LOG.info("Released the CIDR of network %s", net_id)
+        return released
+
+    def close(self):
+        """Release the driver's connections and locks."""
+        self.driver.close()
+
+
+_shared = None
+_shared_guard = threading.Lock()
+
+
+def shared_allocator(conf=None):
+    """Return the process-wide allocator, built on first use.
+
+    The engine builds one allocator per process (a database engine or a
+    lock service connection is not something to open per deployment).
+
+    :param conf: the configuration to build it from on first use; the
+        global :data:`oslo_config.cfg.CONF` if None. Ignored afterwards.
+    :returns: a :class:`NetworkCidrAllocator`.
+    :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
+        is not installed.
+    :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
+    """
+    global _shared
+    with _shared_guard:
+        if _shared is None:
+            _shared = NetworkCidrAllocator(cfg.CONF if conf is None else conf)
+        return _shared
+
+
+def reset_shared_allocator():
+    """Close and forget the process-wide allocator (after a fork, in tests).
+
+    The next call builds a new one from the configuration as it is then.
+    """
+    global _shared
+    with _shared_guard:
+        if _shared is not None:
+            _shared.close()
+        _shared = None
+
+
+def get_available_cidr(client, router_id, net_id, ip_version=4):
+    """Allocate a CIDR with the process-wide allocator.
+
+    See :meth:`NetworkCidrAllocator.get_available_cidr`.
+    """
+    return shared_allocator().get_available_cidr(
+        client, router_id, net_id, ip_version=ip_version)
+
+
+def confirm_cidr(net_id):
+    """Confirm a CIDR with the process-wide allocator.
+
+    See :meth:`NetworkCidrAllocator.confirm_cidr`.
+    """
+    shared_allocator().confirm_cidr(net_id)
+
+
+def release_cidr(net_id):
+    """Release a CIDR with the process-wide allocator.
+
+    See :meth:`NetworkCidrAllocator.release_cidr`.
+    """
+    return shared_allocator().release_cidr(net_id)
