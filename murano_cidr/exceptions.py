@@ -135,3 +135,9 @@ class OwnerConflict(MuranoCidrException):
     """An owner already holds a different CIDR."""
 
     message = _("Owner %(owner)s already holds %(cidr)s in scope %(scope)s")
+
+
+class InvalidInputFile(InvalidArgument):
+    """A file given to a command cannot be read or holds bad data."""
+
+    message = _("%(path)s: %(reason)s")

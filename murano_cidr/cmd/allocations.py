@@ -10,84 +10,174 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ``murano-cidr`` commands that act on allocations one at a time."""
+"""The ``murano-cidr`` commands that act on allocations one at a time.
 
-import json
-import sys
+``allocate``, ``confirm``, ``release``, ``show``, ``list`` and ``usage``.
+Each takes ``--format table|json``; errors and exit codes are those of
+:mod:`murano_cidr.cmd.common`.
+"""
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
+from murano_cidr.cmd import output
+from murano_cidr import exceptions
+from murano_cidr.operations import usage as usage_mod
+
+ALLOCATION_HEADERS = ("OWNER", "CIDR", "SCOPE", "STATE", "CREATED")
+USAGE_HEADERS = ("SCOPE", "IP", "POOL", "SIZE", "ALLOCATED", "TAKEN", "FREE",
+                 "USED%")
 
 
 def register(subparsers):
-    """Add ``allocate``, ``release``, ``show`` and ``list``."""
+    """Add the commands of this module to the ``murano-cidr`` parser."""
     parser = subparsers.add_parser(
-        "allocate", help="Allocate a CIDR for an owner and print it.")
+        "allocate", help="Allocate a CIDR for an owner and print it.",
+        description="Allocate a CIDR from the pool for an owner, avoiding "
+        "the CIDRs given with --taken and, for drivers that keep state, the "
+        "live allocations of the scope. Allocating again for the same owner "
+        "returns the same CIDR with such drivers.")
     parser.add_argument("owner", help="The owner (Murano's network id).")
     parser.add_argument("--scope", help="What must not overlap (router id).")
     parser.add_argument("--taken", action="append", default=[],
                         metavar="CIDR",
-                        help="A CIDR already in use; repeat as needed.")
-    parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4)
+                        help="A CIDR already in use on the router; repeat "
+                        "as needed.")
+    parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4,
+                        help="IP version of the CIDR (default: 4).")
+    output.add_format_argument(parser)
     parser.set_defaults(action=do_allocate)
 
     parser = subparsers.add_parser(
-        "release", help="Release the CIDR an owner holds.")
-    parser.add_argument("owner")
+        "confirm", help="Confirm that an owner's subnet now exists.",
+        description="Tell the allocator that the subnet of an owner was "
+        "created, so a reservation becomes an allocation. Drivers without "
+        "reservations accept it and do nothing.")
+    parser.add_argument("owner", help="The owner given to allocate.")
+    output.add_format_argument(parser)
+    parser.set_defaults(action=do_confirm)
+
+    parser = subparsers.add_parser(
+        "release", help="Release the CIDR an owner holds.",
+        description="Free the CIDR of an owner for reuse. Releasing an "
+        "owner that holds nothing is not an error.")
+    parser.add_argument("owner", help="The owner given to allocate.")
+    output.add_format_argument(parser)
     parser.set_defaults(action=do_release)
 
-    parser = subparsers.add_parser("show", help="Show what an owner holds.")
-    parser.add_argument("owner")
-    parser.add_argument("--format", choices=("table", "json"),
-                        default="table")
+    parser = subparsers.add_parser(
+        "show", help="Show what an owner holds.",
+        description="Show the allocation of one owner; exit code 1 if it "
+        "holds none.")
+    parser.add_argument("owner", help="The owner given to allocate.")
+    output.add_format_argument(parser)
     parser.set_defaults(action=do_show)
 
-    parser = subparsers.add_parser("list", help="List live allocations.")
-    parser.add_argument("--scope")
-    parser.add_argument("--format", choices=("table", "json"),
-                        default="table")
+    parser = subparsers.add_parser(
+        "list", help="List live allocations.",
+        description="List the live allocations, of one scope or of all, "
+        "sorted by scope and CIDR.")
+    parser.add_argument("--scope", help="Only this scope (router id).")
+    output.add_format_argument(parser)
     parser.set_defaults(action=do_list)
+
+    parser = subparsers.add_parser(
+        "usage", help="Show how much of the pool each scope uses.",
+        description="For each scope holding allocations (or the one given), "
+        "print the pool, its size in subnets, the subnets blocked by live "
+        "allocations (ALLOCATED) and by the CIDRs given with --taken "
+        "(TAKEN), the free ones and the percentage used.")
+    parser.add_argument("--scope", help="Only this scope (router id).")
+    parser.add_argument("--taken", action="append", default=[],
+                        metavar="CIDR",
+                        help="A CIDR in use on the scope's router outside "
+                        "the allocator; needs --scope; repeat as needed.")
+    parser.add_argument("--ip-version", type=int, choices=(4, 6),
+                        help="Only the pool of this IP version (default: "
+                        "every configured pool).")
+    output.add_format_argument(parser)
+    parser.set_defaults(action=do_usage)
+
+
+def allocation_row(a):
+    """Return the table row of an allocation."""
+    return (a.owner, a.cidr, a.scope, "confirmed" if a.confirmed
+            else "reserved",
+            a.created_at.strftime("%Y-%m-%d %H:%M:%S") if a.created_at
+            else None)
 
 
 def print_allocations(allocations, fmt):
     """Print allocations as an aligned table or as JSON."""
-    if fmt == "json":
-        print(json.dumps([a.to_dict() for a in allocations], indent=2))
-        return
-    rows = [("OWNER", "CIDR", "SCOPE", "STATE")]
-    for a in allocations:
-        rows.append((a.owner, a.cidr, a.scope or "-",
-                     "confirmed" if a.confirmed else "reserved"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for row in rows:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    output.emit(fmt, [a.to_dict() for a in allocations], ALLOCATION_HEADERS,
+                [allocation_row(a) for a in allocations])
 
 
 def do_allocate(conf):
     args = conf.command
     with allocator.get_allocator(conf) as driver:
-        print(driver.allocate(args.owner, scope=args.scope,
-                              taken=args.taken, ip_version=args.ip_version))
+        cidr = driver.allocate(args.owner, scope=args.scope,
+                               taken=args.taken, ip_version=args.ip_version)
+    if args.format == output.JSON:
+        output.emit(args.format, {"owner": args.owner, "cidr": cidr,
+                                  "scope": args.scope,
+                                  "ip_version": args.ip_version})
+    else:
+        print(cidr)
+
+
+def do_confirm(conf):
+    args = conf.command
+    with allocator.get_allocator(conf) as driver:
+        driver.confirm(args.owner)
+    if args.format == output.JSON:
+        output.emit(args.format, {"owner": args.owner, "confirmed": True})
+    else:
+        print("confirmed %s" % args.owner)
 
 
 def do_release(conf):
-    owner = conf.command.owner
+    args = conf.command
     with allocator.get_allocator(conf) as driver:
-        released = driver.release(owner)
-    print(("released %s" if released else "%s held nothing") % owner)
+        released = driver.release(args.owner)
+    if args.format == output.JSON:
+        output.emit(args.format, {"owner": args.owner, "released": released})
+    else:
+        print(("released %s" if released else "%s held nothing")
+              % args.owner)
 
 
 def do_show(conf):
+    args = conf.command
     with allocator.get_allocator(conf) as driver:
-        allocation = driver.get(conf.command.owner)
+        allocation = driver.get(args.owner)
     if allocation is None:
-        print("murano-cidr: error: %s holds no allocation"
-              % conf.command.owner, file=sys.stderr)
+        common.error("%s holds no allocation" % args.owner)
         return common.EXIT_FAILED
-    print_allocations([allocation], conf.command.format)
+    if args.format == output.JSON:
+        output.emit(args.format, allocation.to_dict())
+    else:
+        print_allocations([allocation], args.format)
 
 
 def do_list(conf):
+    args = conf.command
     with allocator.get_allocator(conf) as driver:
-        allocations = driver.list(scope=conf.command.scope)
-    print_allocations(allocations, conf.command.format)
+        allocations = driver.list(scope=args.scope)
+    print_allocations(allocations, args.format)
+
+
+def do_usage(conf):
+    args = conf.command
+    if args.taken and args.scope is None:
+        raise exceptions.InvalidArgument(
+            name="--taken", value=args.taken,
+            reason="lists CIDRs of one router; give --scope too")
+    scope = usage_mod.ALL if args.scope is None else args.scope
+    with allocator.get_allocator(conf) as driver:
+        rows = usage_mod.report(driver, scope=scope, taken=args.taken,
+                                ip_version=args.ip_version)
+    output.emit(args.format, rows, USAGE_HEADERS,
+                [(r["scope"], r["ip_version"], "%s /%d" % (r["pool"],
+                                                           r["prefixlen"]),
+                  r["size"], r["allocated"], r["taken"], r["free"],
+                  "%.1f" % r["used_percent"]) for r in rows])

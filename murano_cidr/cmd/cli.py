@@ -28,11 +28,12 @@ from oslo_log import log as logging
 
 from murano_cidr.cmd import allocations
 from murano_cidr.cmd import common
+from murano_cidr.cmd import operations
 
 PROG = "murano-cidr"
 
 #: The modules whose ``register(subparsers)`` add commands, in help order.
-COMMAND_MODULES = [allocations]
+COMMAND_MODULES = [allocations, operations]
 
 
 def add_command_parsers(subparsers):

@@ -42,6 +42,15 @@ def exit_code_for(error):
     return EXIT_FAILED
 
 
+def error(message, prog="murano-cidr"):
+    """Print a one-line error on standard error.
+
+    :param message: what went wrong and, ideally, what to do about it.
+    :param prog: the program name, prefixed to the line.
+    """
+    print("%s: error: %s" % (prog, _one_line(message)), file=sys.stderr)
+
+
 def run(prog, func, conf, debug=False):
     """Run ``func()`` and turn any error into one line and an exit code.
 

@@ -1,0 +1,203 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``murano-cidr`` commands that repair and migrate allocations.
+
+``import`` records CIDRs that already exist on a cloud; ``prune`` releases
+allocations whose owner is gone. Both print a report of every row they did
+not simply accept, then a summary line; ``--format json`` prints every row.
+
+Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
+
+* ``import``: ``2`` if the file holds invalid rows, ``1`` if rows conflict
+  with live allocations; nothing is written in either case unless
+  ``--continue-on-error`` is given, and then the valid rows are written and
+  the exit code still says some were not.
+* ``prune``: ``0`` whether or not anything would be or was released.
+"""
+
+import argparse
+import datetime
+
+from murano_cidr import allocator
+from murano_cidr.cmd import common
+from murano_cidr.cmd import output
+from murano_cidr import exceptions
+from murano_cidr.operations import importing
+from murano_cidr.operations import pruning
+
+IMPORT_HEADERS = ("WHERE", "STATUS", "OWNER", "CIDR", "SCOPE", "REASON")
+PRUNE_HEADERS = ("OWNER", "CIDR", "SCOPE", "ACTION", "REASON")
+
+
+def _grace(text):
+    try:
+        return pruning.parse_duration(text)
+    except exceptions.InvalidArgument as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def register(subparsers):
+    """Add ``import`` and ``prune``."""
+    parser = subparsers.add_parser(
+        "import", help="Record CIDRs that already exist on the cloud.",
+        description="Record the CIDRs a cloud already uses, so a driver "
+        "that keeps state (db) never hands them out again. FILE is JSON or "
+        "CSV with scope (router id), cidr and owner (network id) per row; "
+        "see the operations guide for producing it with the openstack "
+        "client. Rows already recorded are skipped, so importing twice is "
+        "harmless; a row that conflicts with a live allocation is reported, "
+        "never overwritten. Nothing is written if any row is invalid or "
+        "conflicts, unless --continue-on-error is given.")
+    parser.add_argument("file", metavar="FILE",
+                        help="The JSON or CSV file, or - for standard "
+                        "input.")
+    parser.add_argument("--input-format", choices=("json", "csv"),
+                        help="The format of FILE (default: from its suffix "
+                        "or content).")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="Check the file and report what would be "
+                        "imported; write nothing.")
+    parser.add_argument("--continue-on-error", action="store_true",
+                        help="Import the valid, non-conflicting rows and "
+                        "report the others, instead of importing nothing.")
+    output.add_format_argument(parser)
+    parser.set_defaults(action=do_import)
+
+    parser = subparsers.add_parser(
+        "prune", help="Release allocations whose owner no longer exists.",
+        description="Compare the allocations with a file of live owners "
+        "(the network ids that still exist) and report those that would be "
+        "released: owner not live and older than the grace period. "
+        "Nothing is released without --apply.")
+    parser.add_argument("--live-owners", required=True, metavar="FILE",
+                        help="The owners that exist: JSON (e.g. 'openstack "
+                        "network list -f json'), CSV with an id column, or "
+                        "one id per line ('openstack network list -f value "
+                        "-c ID'); - for standard input.")
+    parser.add_argument("--live-owners-format",
+                        choices=("json", "csv", "text"),
+                        help="The format of the live owners file (default: "
+                        "from its suffix or content).")
+    parser.add_argument("--grace", type=_grace,
+                        default=pruning.DEFAULT_GRACE, metavar="DURATION",
+                        help="Never release an allocation younger than "
+                        "this: seconds, or a number with s, m, h, d or w "
+                        "(default: 24h). Make it longer than the age of the "
+                        "live owners file.")
+    parser.add_argument("--scope", help="Only this scope (router id).")
+    parser.add_argument("--apply", action="store_true",
+                        help="Release what the report lists; without it, "
+                        "nothing changes.")
+    output.add_format_argument(parser)
+    parser.set_defaults(action=do_prune)
+
+
+def _require_state(driver, action):
+    if not driver.keeps_state:
+        raise exceptions.NotSupported(
+            driver=driver.name, action=action,
+            reason="it keeps no state; set [cidr_allocator] driver to one "
+            "that does (db) first")
+
+
+def do_import(conf):
+    args = conf.command
+    with allocator.get_allocator(conf) as driver:
+        _require_state(driver, "import allocations")
+        rows = importing.read_file(args.file, driver.pools,
+                                   args.input_format)
+        importing.plan(rows, driver.list())
+        counts = importing.count(rows)
+        blocked = counts[importing.INVALID] or counts[importing.CONFLICT]
+        if not args.dry_run and (args.continue_on_error or not blocked):
+            importing.apply(driver, rows, args.continue_on_error)
+            counts = importing.count(rows)
+    _print_import(args, rows, counts)
+    if not blocked:
+        return None
+    code = (common.EXIT_USAGE if counts[importing.INVALID]
+            else common.EXIT_FAILED)
+    problems = "%d invalid and %d conflicting of %d rows" % (
+        counts[importing.INVALID], counts[importing.CONFLICT], len(rows))
+    if args.dry_run:
+        common.error("%s: %s (dry run, nothing was written)"
+                     % (args.file, problems))
+    elif args.continue_on_error:
+        common.error("%s: %s were skipped" % (args.file, problems))
+    else:
+        common.error("%s: %s; nothing was imported (fix the file, or pass "
+                     "--continue-on-error to import the rest)"
+                     % (args.file, problems))
+    return code
+
+
+def _print_import(args, rows, counts):
+    if args.format == output.JSON:
+        output.emit(args.format, {"file": args.file, "dry_run": args.dry_run,
+                                  "counts": counts,
+                                  "rows": [r.to_dict() for r in rows]})
+        return
+    shown = [r for r in rows if r.status in (importing.INVALID,
+                                             importing.CONFLICT)]
+    if shown:
+        output.emit(args.format, None, IMPORT_HEADERS, [
+            (r.where, r.status) + ((r.allocation.owner, r.allocation.cidr,
+                                    r.allocation.scope)
+                                   if r.allocation else (None,) * 3)
+            + (r.reason,) for r in shown])
+    verb = "would import" if args.dry_run else "imported"
+    done = counts[importing.NEW] if args.dry_run else counts[
+        importing.IMPORTED]
+    print("%s %d, already recorded %d, invalid %d, conflicting %d"
+          % (verb, done, counts[importing.PRESENT], counts[importing.INVALID],
+             counts[importing.CONFLICT]))
+
+
+def do_prune(conf):
+    args = conf.command
+    live = pruning.read_live_owners(args.live_owners, args.live_owners_format)
+    with allocator.get_allocator(conf) as driver:
+        _require_state(driver, "prune allocations")
+        decisions = pruning.plan(driver.list(scope=args.scope), live,
+                                 grace=args.grace)
+        if args.apply:
+            pruning.apply(driver, decisions)
+    _print_prune(args, decisions)
+
+
+def _print_prune(args, decisions):
+    counts = {}
+    for d in decisions:
+        counts[d.action] = counts.get(d.action, 0) + 1
+    if args.format == output.JSON:
+        output.emit(args.format, {
+            "applied": args.apply,
+            "grace_seconds": int(args.grace / datetime.timedelta(seconds=1)),
+            "counts": counts, "allocations": [d.to_dict() for d in decisions]})
+        return
+    shown = [d for d in decisions if d.reason != "owner is live"]
+    if shown:
+        output.emit(args.format, None, PRUNE_HEADERS, [
+            (d.allocation.owner, d.allocation.cidr, d.allocation.scope,
+             d.action, d.reason) for d in shown])
+    live = len(decisions) - len(shown)
+    if args.apply:
+        print("released %d, kept %d (%d live owners), skipped %d"
+              % (counts.get(pruning.RELEASED, 0),
+                 counts.get(pruning.KEEP, 0), live,
+                 counts.get(pruning.SKIPPED, 0)))
+    else:
+        print("would release %d, keep %d (%d live owners); dry run, nothing "
+              "changed: pass --apply to release"
+              % (counts.get(pruning.RELEASE, 0), counts.get(pruning.KEEP, 0),
+                 live))

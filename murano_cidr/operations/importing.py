@@ -1,0 +1,371 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Import CIDRs that already exist on a cloud into a driver that keeps state.
+
+When a live cloud switches from ``random`` or ``legacy`` to ``db``, the
+subnets its routers already carry must be recorded first, or the new driver
+could hand one of them out again. The input is a JSON or CSV file of
+``scope`` (the router id), ``cidr`` and ``owner`` (the network id); see
+``doc/source/admin/operations.rst`` for producing it with the ``openstack``
+client.
+
+Importing happens in two steps so that an operator sees every problem at
+once: :func:`read_file` parses and validates the file against the pools, and
+:func:`plan` compares it with what the driver holds. :func:`apply` records
+the new rows, all or nothing unless asked to continue past errors.
+
+JSON input is a list of objects, or an object whose ``allocations`` key holds
+that list (the output of ``murano-cidr list --format json`` is accepted, so
+one driver's allocations can be moved to another)::
+
+    [{"scope": "ROUTER_ID", "cidr": "10.0.3.0/24", "owner": "NET_ID"}]
+
+CSV input has a header row naming the same columns, in any order::
+
+    scope,cidr,owner
+    ROUTER_ID,10.0.3.0/24,NET_ID
+
+``router``/``router_id`` are accepted for ``scope``, and ``network``/
+``network_id`` for ``owner``; an empty or missing scope means no scope.
+"""
+
+import bisect
+import collections
+import dataclasses
+import typing
+
+import netaddr
+from oslo_log import log as logging
+
+from murano_cidr.drivers import base as driver_base
+from murano_cidr import exceptions
+from murano_cidr.operations import files
+
+LOG = logging.getLogger(__name__)
+
+_ALIASES = {"router": "scope", "router_id": "scope",
+            "network": "owner", "network_id": "owner"}
+_FIELDS = ("owner", "cidr", "scope", "ip_version")
+#: Columns of ``murano-cidr list --format json`` that are not imported.
+_IGNORED = ("confirmed", "created_at")
+
+#: Row states in a plan.
+NEW = "new"
+PRESENT = "present"
+INVALID = "invalid"
+CONFLICT = "conflict"
+IMPORTED = "imported"
+
+
+@dataclasses.dataclass
+class Row(object):
+    """One row of an import file and what becomes of it.
+
+    :ivar where: its place in the file (``line 4``, ``item 3``).
+    :ivar allocation: the :class:`~murano_cidr.drivers.base.Allocation`, or
+        None if the row is invalid.
+    :ivar status: :data:`NEW`, :data:`PRESENT`, :data:`INVALID`,
+        :data:`CONFLICT` or :data:`IMPORTED`.
+    :ivar reason: why, for anything but a new row.
+    """
+
+    where: str
+    allocation: typing.Optional[driver_base.Allocation]
+    status: str = NEW
+    reason: str = ""
+
+    def to_dict(self):
+        """Return the row as a JSON-friendly dictionary."""
+        result = {"where": self.where, "status": self.status,
+                  "reason": self.reason or None}
+        if self.allocation is not None:
+            result.update(owner=self.allocation.owner,
+                          cidr=self.allocation.cidr,
+                          scope=self.allocation.scope,
+                          ip_version=self.allocation.ip_version)
+        return result
+
+
+def _normalise(record):
+    """Map aliases to field names; return (fields, error)."""
+    fields = {}
+    for key, value in record.items():
+        if not isinstance(key, str):
+            return None, "unexpected key %r" % (key,)
+        name = key.strip().lower()
+        name = _ALIASES.get(name, name)
+        if name in _IGNORED:
+            continue
+        if name not in _FIELDS:
+            return None, ("unknown field %r (expected %s)"
+                          % (key, ", ".join(_FIELDS)))
+        if name in fields:
+            return None, "field %r given twice" % name
+        fields[name] = value
+    return fields, None
+
+
+def _allocation(record, pools):
+    """Validate one record; return (allocation, error)."""
+    if not isinstance(record, dict):
+        return None, ("expected an object with scope, cidr and owner, got %s"
+                      % type(record).__name__)
+    fields, error = _normalise(record)
+    if error:
+        return None, error
+    missing = [f for f in ("owner", "cidr") if fields.get(f) in (None, "")]
+    if missing:
+        return None, "missing %s" % " and ".join(missing)
+    scope = fields.get("scope")
+    if scope == "":
+        scope = None
+    try:
+        owner = driver_base.validate_id(fields["owner"], "owner")
+        scope = driver_base.validate_id(scope, "scope", allow_none=True)
+    except exceptions.InvalidArgument as e:
+        return None, str(e)
+    value = fields["cidr"]
+    if not isinstance(value, str):
+        return None, "cidr must be a string, got %r" % (value,)
+    if "/" not in value:
+        return None, "%r is not a CIDR: it has no prefix length" % value
+    try:
+        net = netaddr.IPNetwork(value.strip())
+    except (netaddr.AddrFormatError, ValueError, TypeError) as e:
+        return None, "%r is not a CIDR (%s)" % (value, e)
+    if net.ip != net.network:
+        return None, ("%s has host bits set; did you mean %s?"
+                      % (value.strip(), net.cidr))
+    ip_version = fields.get("ip_version")
+    if ip_version not in (None, ""):
+        try:
+            ip_version = int(ip_version)
+        except (TypeError, ValueError):
+            return None, "ip_version must be 4 or 6, got %r" % (ip_version,)
+        if ip_version != net.version:
+            return None, ("%s is an IPv%d CIDR but ip_version says %d"
+                          % (net, net.version, ip_version))
+    pool = pools.get(net.version)
+    if pool is None or not pool.contains(net):
+        configured = ", ".join(str(p) for p in pools.values()) or "none"
+        return None, ("%s lies outside every configured pool (%s); it "
+                      "cannot collide with an allocation, leave it out"
+                      % (net, configured))
+    return driver_base.Allocation(owner=owner, cidr=str(net.cidr),
+                                  scope=scope, ip_version=net.version,
+                                  confirmed=True), None
+
+
+def _records(path, text, fmt):
+    """Yield ``(where, record)`` pairs from the file's text."""
+    if files.detect_format(path, text, fmt) == files.CSV:
+        for line, record in files.parse_csv(path, text):
+            yield "line %d" % line, record
+        return
+    data = files.parse_json(path, text)
+    if isinstance(data, dict) and "allocations" in data:
+        data = data["allocations"]
+    if not isinstance(data, list):
+        raise exceptions.InvalidInputFile(
+            path=path, reason="expected a JSON list of objects with scope, "
+            "cidr and owner, got %s" % type(data).__name__)
+    for number, record in enumerate(data, 1):
+        yield "item %d" % number, record
+
+
+def read_file(path, pools, fmt=None):
+    """Read and validate an import file.
+
+    Every row is checked on its own (fields, CIDR syntax, inside a pool) and
+    against the others (an owner appears once; no two CIDRs of one scope
+    overlap). Nothing is written.
+
+    :param path: the file, or ``-`` for standard input.
+    :param pools: a dictionary from IP version to
+        :class:`~murano_cidr.pool.Pool`, as a driver's ``pools``.
+    :param fmt: ``"json"`` or ``"csv"``; None guesses from the name and
+        content.
+    :returns: a list of :class:`Row`, invalid ones with status
+        :data:`INVALID` and a reason.
+    :raises murano_cidr.exceptions.InvalidInputFile: if the file as a whole
+        cannot be read or parsed, or holds no row.
+    """
+    text = files.read_text(path)
+    rows = []
+    for where, record in _records(path, text, fmt):
+        allocation, error = _allocation(record, pools)
+        rows.append(Row(where, allocation, INVALID if error else NEW,
+                        error or ""))
+    if not rows:
+        raise exceptions.InvalidInputFile(path=path,
+                                          reason="holds no allocation")
+    _check_duplicates(rows)
+    return rows
+
+
+def _check_duplicates(rows):
+    seen = {}
+    for row in rows:
+        if row.status != NEW:
+            continue
+        first = seen.setdefault(row.allocation.owner, row)
+        if first is not row:
+            row.status = INVALID
+            row.reason = ("owner %s appears again (first at %s)"
+                          % (row.allocation.owner, first.where))
+    by_scope = collections.defaultdict(list)
+    for row in rows:
+        if row.status == NEW and row.allocation.scope is not None:
+            net = netaddr.IPNetwork(row.allocation.cidr)
+            by_scope[(row.allocation.scope, net.version)].append((net, row))
+    for entries in by_scope.values():
+        entries.sort(key=lambda e: (e[0].first, -e[0].last))
+        widest = None
+        for net, row in entries:
+            if widest is not None and net.first <= widest[0].last:
+                row.status = INVALID
+                row.reason = ("%s overlaps %s of owner %s (%s) in scope %s"
+                              % (net, widest[0], widest[1].allocation.owner,
+                                 widest[1].where, row.allocation.scope))
+                continue
+            if widest is None or net.last > widest[0].last:
+                widest = (net, row)
+
+
+class _ScopeIndex(object):
+    """Live allocations of one scope and IP version, sorted by address.
+
+    Live allocations of a scope never overlap each other, so the one that
+    starts last at or before an address range is the only one that can
+    overlap it.
+    """
+
+    def __init__(self):
+        self._firsts = []
+        self._entries = []
+
+    def add(self, net, allocation):
+        self._entries.append((net.first, net, allocation))
+
+    def freeze(self):
+        self._entries.sort(key=lambda e: e[0])
+        self._firsts = [e[0] for e in self._entries]
+
+    def overlapping(self, net):
+        i = bisect.bisect_right(self._firsts, net.last) - 1
+        if i >= 0 and self._entries[i][1].last >= net.first:
+            return self._entries[i][2]
+        return None
+
+
+def plan(rows, existing):
+    """Compare valid rows with the driver's live allocations.
+
+    A row identical to a live allocation (same owner, CIDR and scope)
+    becomes :data:`PRESENT`: importing twice changes nothing. A row whose
+    owner holds something else, or whose CIDR overlaps another owner's live
+    allocation of its scope, becomes :data:`CONFLICT`; nothing live is ever
+    overwritten.
+
+    :param rows: :class:`Row` objects from :func:`read_file`, updated in
+        place.
+    :param existing: the driver's live allocations (``driver.list()``).
+    :returns: ``rows``.
+    """
+    by_owner = {a.owner: a for a in existing}
+    indexes = collections.defaultdict(_ScopeIndex)
+    for a in existing:
+        if a.scope is not None:
+            indexes[(a.scope, a.ip_version)].add(netaddr.IPNetwork(a.cidr), a)
+    for index in indexes.values():
+        index.freeze()
+    for row in rows:
+        if row.status != NEW:
+            continue
+        new = row.allocation
+        held = by_owner.get(new.owner)
+        if held is not None:
+            if held.cidr == new.cidr and held.scope == new.scope:
+                row.status = PRESENT
+                row.reason = "already recorded"
+            else:
+                row.status = CONFLICT
+                row.reason = ("owner %s already holds %s in scope %s"
+                              % (new.owner, held.cidr, held.scope or "-"))
+            continue
+        if new.scope is None:
+            continue
+        index = indexes.get((new.scope, new.ip_version))
+        other = index.overlapping(netaddr.IPNetwork(new.cidr)) if index \
+            else None
+        if other is not None:
+            row.status = CONFLICT
+            row.reason = ("overlaps %s held by owner %s in scope %s"
+                          % (other.cidr, other.owner, new.scope))
+    return rows
+
+
+def count(rows):
+    """Count rows by status.
+
+    :returns: a dictionary from every status to a number.
+    """
+    counts = dict.fromkeys((NEW, PRESENT, INVALID, CONFLICT, IMPORTED), 0)
+    for row in rows:
+        counts[row.status] += 1
+    return counts
+
+
+def apply(driver, rows, continue_on_error=False):
+    """Record the new rows of a plan.
+
+    Without ``continue_on_error`` every new row is recorded in one call to
+    the driver's ``import_allocations``, which is all or nothing. With it,
+    rows are recorded one at a time and a row the driver refuses (someone
+    allocated an overlapping CIDR since the plan was made) is marked
+    :data:`CONFLICT` and skipped.
+
+    :param driver: an :class:`~murano_cidr.drivers.base.AllocatorDriver`
+        that keeps state.
+    :param rows: a plan from :func:`plan`; imported rows change status to
+        :data:`IMPORTED`.
+    :param continue_on_error: record what can be recorded.
+    :returns: ``rows``.
+    :raises murano_cidr.exceptions.AllocationConflict: without
+        ``continue_on_error``, if the driver refuses the batch; nothing is
+        recorded.
+    :raises murano_cidr.exceptions.OwnerConflict: likewise.
+    :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
+        state.
+    """
+    new = [row for row in rows if row.status == NEW]
+    if not new:
+        return rows
+    if not continue_on_error:
+        driver.import_allocations([row.allocation for row in new])
+        for row in new:
+            row.status = IMPORTED
+        LOG.info("Imported %d allocations", len(new))
+        return rows
+    for row in new:
+        try:
+            driver.import_allocations([row.allocation])
+        except (exceptions.AllocationConflict,
+                exceptions.OwnerConflict) as e:
+            row.status = CONFLICT
+            row.reason = str(e)
+            continue
+        row.status = IMPORTED
+    LOG.info("Imported %d of %d allocations",
+             count(rows)[IMPORTED], len(new))
+    return rows

@@ -1,0 +1,257 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Release allocations whose owner no longer exists.
+
+An allocation leaks when its network was deleted but nobody called
+``release`` (an engine crashed, an environment was removed by hand). Pruning
+compares a driver's allocations with a file of *live owners* (the network
+ids that still exist) and releases the others, conservatively, like the
+reconcilers operators trust:
+
+* nothing is released unless asked (:func:`plan` only says what would be);
+* an allocation younger than the grace period is kept: its network may
+  simply be newer than the live owners file;
+* an allocation whose age is unknown is kept;
+* a live owners file that lists nobody is refused, since it would release
+  everything.
+
+The live owners file is JSON (a list of ids, a list of objects with an
+``id``/``ID`` key as ``openstack network list -f json`` prints, or Neutron's
+``{"networks": [...]}``), CSV with an ``id`` column, or text with one id per
+line (``openstack network list -f value -c ID``).
+"""
+
+import dataclasses
+import datetime
+import re
+
+from oslo_log import log as logging
+
+from murano_cidr.drivers import base as driver_base
+from murano_cidr import exceptions
+from murano_cidr.operations import files
+
+LOG = logging.getLogger(__name__)
+
+#: The default grace period: a day, far longer than any deployment takes
+#: between allocating a CIDR and creating its network.
+DEFAULT_GRACE = datetime.timedelta(days=1)
+
+RELEASE = "release"
+KEEP = "keep"
+RELEASED = "released"
+SKIPPED = "skipped"
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$", re.IGNORECASE)
+
+
+def parse_duration(text):
+    """Parse a duration such as ``3600``, ``90m``, ``24h`` or ``7d``.
+
+    :param text: a whole number of seconds, or of the unit its suffix
+        names (``s``, ``m``, ``h``, ``d``, ``w``).
+    :returns: a :class:`datetime.timedelta`.
+    :raises murano_cidr.exceptions.InvalidArgument: for anything else.
+    """
+    match = _DURATION.match(text or "")
+    if not match:
+        raise exceptions.InvalidArgument(
+            name="duration", value=text,
+            reason="expected a number of seconds or a number with a unit: "
+            "s, m, h, d or w (e.g. 24h)")
+    seconds = int(match.group(1)) * _UNITS[(match.group(2) or "s").lower()]
+    return datetime.timedelta(seconds=seconds)
+
+
+def format_duration(delta):
+    """Return a short human form of a duration, such as ``2d3h``."""
+    seconds = int(delta.total_seconds())
+    if seconds < 0:
+        return "-" + format_duration(-delta)
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            parts.append("%d%s" % (seconds // size, unit))
+            seconds %= size
+    if seconds or not parts:
+        parts.append("%ds" % seconds)
+    return "".join(parts[:2])
+
+
+def _ids_from_json(path, data):
+    if isinstance(data, dict):
+        for key in ("networks", "owners"):
+            if key in data:
+                data = data[key]
+                break
+    if not isinstance(data, list):
+        raise exceptions.InvalidInputFile(
+            path=path, reason="expected a JSON list of owner ids or of "
+            "objects with an id, got %s" % type(data).__name__)
+    for number, item in enumerate(data, 1):
+        if isinstance(item, dict):
+            item = item.get("id", item.get("ID"))
+        yield "item %d" % number, item
+
+
+def _ids_from_text(text):
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield "line %d" % number, line
+
+
+def read_live_owners(path, fmt=None):
+    """Read the owners that still exist.
+
+    :param path: the file, or ``-`` for standard input.
+    :param fmt: ``"json"``, ``"csv"`` or ``"text"``; None guesses from the
+        name and content.
+    :returns: a frozenset of owner ids.
+    :raises murano_cidr.exceptions.InvalidInputFile: if the file cannot be
+        read or parsed, holds an invalid id, or lists nobody.
+    """
+    text = files.read_text(path)
+    if fmt is None:
+        fmt = files.detect_format(path, text)
+        if fmt == files.CSV and not path.lower().endswith(".csv"):
+            # NOTE: without a suffix, anything but JSON is one id per line,
+            # the output of 'openstack network list -f value -c ID'.
+            fmt = "text"
+    if fmt == files.JSON:
+        entries = _ids_from_json(path, files.parse_json(path, text))
+    elif fmt == files.CSV:
+        rows = files.parse_csv(path, text)
+        if rows and "id" not in rows[0][1]:
+            raise exceptions.InvalidInputFile(
+                path=path, reason="the CSV header has no 'id' column")
+        entries = (("line %d" % n, row["id"]) for n, row in rows)
+    else:
+        entries = _ids_from_text(text)
+    owners = set()
+    for where, value in entries:
+        try:
+            owners.add(driver_base.validate_id(value, "owner"))
+        except exceptions.InvalidArgument as e:
+            raise exceptions.InvalidInputFile(
+                path=path, reason="%s: %s" % (where, e))
+    if not owners:
+        raise exceptions.InvalidInputFile(
+            path=path, reason="lists no live owner; pruning against it "
+            "would release every allocation, so it is refused")
+    return frozenset(owners)
+
+
+@dataclasses.dataclass
+class Decision(object):
+    """What pruning does with one allocation, and why.
+
+    :ivar allocation: the :class:`~murano_cidr.drivers.base.Allocation`.
+    :ivar action: :data:`RELEASE` or :data:`KEEP` in a plan;
+        :data:`RELEASED` or :data:`SKIPPED` once applied.
+    :ivar reason: why, in words an operator can check.
+    """
+
+    allocation: driver_base.Allocation
+    action: str
+    reason: str
+
+    def to_dict(self):
+        """Return the decision as a JSON-friendly dictionary."""
+        result = self.allocation.to_dict()
+        result.update(action=self.action, reason=self.reason)
+        return result
+
+
+def _utc(moment):
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=datetime.timezone.utc)
+    return moment
+
+
+def utcnow():
+    """Return the current time, timezone-aware, in UTC."""
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def plan(allocations, live_owners, grace=DEFAULT_GRACE, now=None):
+    """Decide which allocations to release.
+
+    :param allocations: the driver's live allocations.
+    :param live_owners: the owners that exist (:func:`read_live_owners`).
+    :param grace: a :class:`datetime.timedelta`; younger allocations are
+        kept whatever their owner.
+    :param now: the current time (UTC); :func:`utcnow` if None.
+    :returns: a list of :class:`Decision`, in the order given.
+    :raises murano_cidr.exceptions.InvalidArgument: for a negative grace
+        period.
+    """
+    if grace < datetime.timedelta(0):
+        raise exceptions.InvalidArgument(name="grace period", value=str(grace),
+                                         reason="must not be negative")
+    now = _utc(now or utcnow())
+    decisions = []
+    for a in allocations:
+        if a.owner in live_owners:
+            decisions.append(Decision(a, KEEP, "owner is live"))
+        elif a.created_at is None:
+            decisions.append(Decision(
+                a, KEEP, "the driver does not record when it was allocated, "
+                "so it cannot be shown to be older than the grace period"))
+        else:
+            age = now - _utc(a.created_at)
+            if age < grace:
+                decisions.append(Decision(
+                    a, KEEP, "allocated %s ago, within the grace period of %s"
+                    % (format_duration(age), format_duration(grace))))
+            else:
+                decisions.append(Decision(
+                    a, RELEASE, "owner not live; allocated %s ago"
+                    % format_duration(age)))
+    return decisions
+
+
+def apply(driver, decisions):
+    """Release what a plan says to release.
+
+    Each allocation is read again first; one that changed since the plan
+    (released, or allocated anew to the same owner) is skipped.
+
+    :param driver: the :class:`~murano_cidr.drivers.base.AllocatorDriver`
+        the plan was made from.
+    :param decisions: a plan from :func:`plan`; released ones change action
+        to :data:`RELEASED`, skipped ones to :data:`SKIPPED`.
+    :returns: ``decisions``.
+    :raises murano_cidr.exceptions.BackendUnavailable: if the driver's store
+        fails; what was released before stays released.
+    """
+    for decision in decisions:
+        if decision.action != RELEASE:
+            continue
+        planned = decision.allocation
+        current = driver.get(planned.owner)
+        if current is None or (current.cidr, current.scope,
+                               current.created_at) != (
+                planned.cidr, planned.scope, planned.created_at):
+            decision.action = SKIPPED
+            decision.reason = "changed since it was read; left alone"
+            continue
+        if driver.release(planned.owner):
+            decision.action = RELEASED
+            LOG.info("Pruned %s of owner %s in scope %s: %s", planned.cidr,
+                     planned.owner, planned.scope, decision.reason)
+        else:
+            decision.action = SKIPPED
+            decision.reason = "already released"
+    return decisions

@@ -1,0 +1,228 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``murano-cidr`` commands against an in-memory driver that keeps state.
+
+The commands run in-process through :func:`murano_cidr.cmd.cli.main`; the
+functional tests run them in subprocesses against real databases.
+"""
+
+import datetime
+import json
+import os
+
+import fixtures
+
+from murano_cidr.cmd import cli
+from murano_cidr.drivers import random as random_driver
+from murano_cidr.tests import base
+from murano_cidr.tests.unit.operations import fakes
+
+DAY = datetime.timedelta(days=1)
+
+
+class CommandTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf_file = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(self.conf_file, "w") as f:
+            f.write("[cidr_allocator]\npool_cidrs = 10.0.0.0/22\n"
+                    "subnet_prefixlen = 24\n")
+        self.config(pool_cidrs=["10.0.0.0/22"], subnet_prefixlen=24)
+        self.driver = fakes.FakeStatefulDriver(self.conf, [
+            fakes.allocation("held", "10.0.0.0/24", "r", 2 * DAY),
+            fakes.allocation("gone", "10.0.1.0/24", "r", 2 * DAY),
+            fakes.allocation("young", "10.0.2.0/24", "r2",
+                             datetime.timedelta(hours=1))])
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.get_allocator",
+            side_effect=lambda conf: self.driver))
+
+    def write(self, name, content):
+        path = os.path.join(self.state_path, name)
+        with open(path, "w") as f:
+            f.write(content)
+        return path
+
+    def run_cli(self, *args):
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        code = cli.main(["--config-file", self.conf_file] + list(args))
+        out.stream.seek(0)
+        err.stream.seek(0)
+        return code, out.stream.read(), err.stream.read()
+
+    def assertSucceeded(self, code, err):
+        # Logs (INFO) go to stderr; errors and tracebacks must not.
+        self.assertEqual(0, code, err)
+        self.assertNotIn("error", err)
+        self.assertNotIn("Traceback", err)
+
+    def owners(self):
+        return sorted(a.owner for a in self.driver.list())
+
+
+class TestAllocationCommands(CommandTestCase):
+
+    def test_allocate_confirm_show_release_in_json(self):
+        code, out, err = self.run_cli("allocate", "n1", "--scope", "r",
+                                      "--format", "json")
+        self.assertSucceeded(code, err)
+        self.assertEqual({"owner": "n1", "cidr": "10.0.2.0/24",
+                          "scope": "r", "ip_version": 4}, json.loads(out))
+        self.assertEqual((0, "confirmed n1\n", ""),
+                         self.run_cli("confirm", "n1"))
+        code, out, _ = self.run_cli("show", "n1", "--format", "json")
+        shown = json.loads(out)
+        self.assertEqual(("10.0.2.0/24", True),
+                         (shown["cidr"], shown["confirmed"]))
+        code, out, _ = self.run_cli("release", "n1", "--format", "json")
+        self.assertEqual({"owner": "n1", "released": True}, json.loads(out))
+        code, out, err = self.run_cli("show", "n1")
+        self.assertEqual((1, ""), (code, out))
+        self.assertEqual("murano-cidr: error: n1 holds no allocation\n", err)
+
+    def test_list_table(self):
+        code, out, _ = self.run_cli("list", "--scope", "r")
+        lines = out.splitlines()
+        self.assertEqual(0, code)
+        self.assertEqual(["OWNER", "CIDR", "SCOPE", "STATE", "CREATED"],
+                         lines[0].split())
+        self.assertEqual(["held", "10.0.0.0/24", "r", "confirmed"],
+                         lines[1].split()[:4])
+        self.assertEqual(3, len(lines))
+
+    def test_usage(self):
+        code, out, _ = self.run_cli("usage", "--format", "json")
+        self.assertEqual(0, code)
+        self.assertEqual([("r", 2, 2), ("r2", 1, 3)],
+                         [(r["scope"], r["allocated"], r["free"])
+                          for r in json.loads(out)])
+        code, out, _ = self.run_cli("usage", "--scope", "r", "--taken",
+                                    "10.0.3.0/24")
+        self.assertEqual(
+            ["r", "4", "10.0.0.0/22", "/24", "4", "2", "1", "1", "75.0"],
+            out.splitlines()[1].split())
+        code, out, err = self.run_cli("usage", "--taken", "10.0.3.0/24")
+        self.assertEqual((2, ""), (code, out))
+        self.assertIn("give --scope too", err)
+
+
+class TestImport(CommandTestCase):
+
+    GOOD = ("scope,cidr,owner\n"
+            "r,10.0.0.0/24,held\n"
+            "r,10.0.3.0/24,new1\n"
+            "r2,10.0.0.0/24,new2\n")
+
+    def test_import_then_again_is_idempotent(self):
+        path = self.write("good.csv", self.GOOD)
+        code, out, err = self.run_cli("import", path)
+        self.assertSucceeded(code, err)
+        self.assertEqual("imported 2, already recorded 1, invalid 0, "
+                         "conflicting 0\n", out)
+        self.assertEqual("10.0.3.0/24", self.driver.get("new1").cidr)
+        code, out, err = self.run_cli("import", path, "--format", "json")
+        self.assertSucceeded(code, err)
+        report = json.loads(out)
+        self.assertEqual(3, report["counts"]["present"])
+        self.assertEqual(["present"] * 3,
+                         [r["status"] for r in report["rows"]])
+
+    def test_dry_run_writes_nothing(self):
+        path = self.write("good.csv", self.GOOD)
+        before = self.owners()
+        code, out, err = self.run_cli("import", path, "--dry-run")
+        self.assertSucceeded(code, err)
+        self.assertIn("would import 2", out)
+        self.assertEqual(before, self.owners())
+
+    def test_invalid_rows_write_nothing(self):
+        path = self.write("bad.csv", self.GOOD + "r3,192.168.0.0/24,new3\n")
+        before = self.owners()
+        code, out, err = self.run_cli("import", path)
+        self.assertEqual(2, code)
+        self.assertEqual(before, self.owners())
+        self.assertEqual(0, self.driver.import_calls)
+        self.assertIn("line 5", out)
+        self.assertIn("outside every configured pool", out)
+        self.assertEqual(1, len(err.splitlines()))
+        self.assertIn("1 invalid and 0 conflicting of 4 rows; nothing was "
+                      "imported", err)
+
+    def test_conflicts_write_nothing_unless_continuing(self):
+        path = self.write("conflict.csv", self.GOOD + "r,10.0.1.0/24,new3\n")
+        code, out, err = self.run_cli("import", path)
+        self.assertEqual(1, code)
+        self.assertIn("overlaps 10.0.1.0/24 held by owner gone", out)
+        self.assertIsNone(self.driver.get("new1"))
+        code, out, err = self.run_cli("import", path, "--continue-on-error")
+        self.assertEqual(1, code)
+        self.assertIn("were skipped", err)
+        self.assertEqual("10.0.3.0/24", self.driver.get("new1").cidr)
+        self.assertIsNone(self.driver.get("new3"))
+        self.assertEqual("10.0.1.0/24", self.driver.get("gone").cidr)
+
+    def test_bad_file_is_one_line(self):
+        path = self.write("bad.json", "[{")
+        code, out, err = self.run_cli("import", path)
+        self.assertEqual((2, ""), (code, out))
+        self.assertEqual(1, len(err.splitlines()))
+        self.assertIn("is not valid JSON", err)
+
+    def test_stateless_driver_is_refused(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.get_allocator",
+            side_effect=random_driver.RandomDriver))
+        code, _, err = self.run_cli("import", self.write("a.csv", self.GOOD))
+        self.assertEqual(1, code)
+        self.assertIn("driver to one that does (db) first", err)
+
+
+class TestPrune(CommandTestCase):
+
+    def test_dry_run_then_apply(self):
+        live = self.write("live.txt", "held\n")
+        code, out, err = self.run_cli("prune", "--live-owners", live)
+        self.assertSucceeded(code, err)
+        self.assertIn("would release 1, keep 2 (1 live owners); dry run",
+                      out)
+        self.assertIn("gone", out)
+        self.assertIn("within the grace period", out)
+        self.assertEqual(["gone", "held", "young"], self.owners())
+        code, out, err = self.run_cli("prune", "--live-owners", live,
+                                      "--apply", "--format", "json")
+        self.assertSucceeded(code, err)
+        report = json.loads(out)
+        self.assertEqual({"released": 1, "keep": 2}, report["counts"])
+        self.assertEqual(86400, report["grace_seconds"])
+        self.assertEqual(["held", "young"], self.owners())
+
+    def test_grace_and_scope(self):
+        live = self.write("live.json", '["held"]')
+        code, out, _ = self.run_cli("prune", "--live-owners", live,
+                                    "--grace", "30m", "--scope", "r2",
+                                    "--apply")
+        self.assertEqual(0, code)
+        self.assertEqual(["gone", "held"], self.owners())
+
+    def test_bad_arguments(self):
+        code, _, err = self.run_cli("prune", "--live-owners",
+                                    self.write("e.json", "[]"))
+        self.assertEqual(2, code)
+        self.assertIn("would release every allocation", err)
+        self.assertEqual(3, len(self.owners()))
+        self.assertRaises(SystemExit, self.run_cli, "prune", "--live-owners",
+                          self.write("l.txt", "x"), "--grace", "soon")
