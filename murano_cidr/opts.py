@@ -20,6 +20,7 @@ them all.
 import copy
 import os
 
+from oslo_concurrency import opts as concurrency_opts
 from oslo_config import cfg
 
 from murano_cidr._i18n import _
@@ -103,9 +104,43 @@ pool_opts = [
 ]
 
 
+lock_opts = [
+    cfg.StrOpt(
+        "coordination_url",
+        secret=True,
+        help=_("Lock service of the 'lock' driver, as a tooz backend URL: "
+               "redis://[:password@]host:6379 (extra 'redis'; add "
+               "?sentinel=<master> for Redis Sentinel), "
+               "etcd3+http://host:2379 (extra 'etcd'), "
+               "zookeeper://host:2181 (extra 'zookeeper') or "
+               "file:///path (one host). Unset: oslo.concurrency file locks "
+               "under [oslo_concurrency] lock_path, or $state_path/locks "
+               "when that is unset; they protect the engines of one host "
+               "only.")),
+    cfg.IntOpt(
+        "lock_timeout",
+        default=30,
+        min=1,
+        help=_("Seconds a tooz lock survives without a heartbeat: how long "
+               "the reservations of an engine that died stay blocked, and "
+               "how long a live engine may stall before it loses them. "
+               "Passed to the backend as lock_timeout (ZooKeeper: the "
+               "session timeout) unless coordination_url sets its own. "
+               "File locks need none: the kernel frees them at once.")),
+    cfg.IntOpt(
+        "lock_wait_timeout",
+        default=60,
+        min=1,
+        help=_("Seconds the 'lock' driver waits for another engine to "
+               "finish picking a CIDR in the same scope before allocate "
+               "fails with a 'lock service unavailable' error (tooz "
+               "backends only; file locks wait for their holder).")),
+]
+
+
 def all_opts():
     """Return every ``[cidr_allocator]`` option."""
-    return driver_opts + pool_opts
+    return driver_opts + pool_opts + lock_opts
 
 
 def state_path(conf):
@@ -125,6 +160,8 @@ def register_opts(conf):
     """
     conf.register_group(cidr_allocator_group)
     conf.register_opts(all_opts(), group=cidr_allocator_group)
+    for group, group_opts in concurrency_opts.list_opts():
+        conf.register_opts(group_opts, group=group)
 
 
 def list_opts():
@@ -132,4 +169,5 @@ def list_opts():
 
     :returns: a list of ``(group, [options])`` pairs.
     """
-    return [(cidr_allocator_group, copy.deepcopy(all_opts()))]
+    return ([(cidr_allocator_group, copy.deepcopy(all_opts()))]
+            + concurrency_opts.list_opts())

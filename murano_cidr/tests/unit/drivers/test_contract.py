@@ -28,4 +28,6 @@ class TestDriverContract(contract.DriverContractTests, base.TestCase):
     scenarios = [
         ("random", {"driver_name": "random"}),
         ("legacy", {"driver_name": "legacy"}),
+        # File locks under <state_path>/locks: the test's own directory.
+        ("lock", {"driver_name": "lock"}),
     ]

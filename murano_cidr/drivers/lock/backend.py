@@ -1,0 +1,105 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What the ``lock`` driver needs from a lock service, and the lock names.
+
+Two locks are used, both named here so that every engine, whatever its
+backend object, agrees on them:
+
+* the *scope lock*, held only while one caller picks a CIDR for a scope;
+* a *reservation lock* per (scope, CIDR), taken without waiting and held
+  from ``allocate`` until ``confirm`` or ``release``, or until the holder
+  dies.
+"""
+
+import abc
+import hashlib
+
+#: Prefix of every lock name, so the locks are recognisable in a shared
+#: lock directory or Redis database.
+PREFIX = "murano-cidr"
+
+
+def _scope_digest(scope):
+    # NOTE: a scope is any printable string, possibly with "/" or spaces;
+    # a digest makes a name that is safe as a file name and as a key, and
+    # None (no scope) cannot be confused with a scope called "None".
+    key = "n:" if scope is None else "s:" + scope
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def scope_lock_name(scope):
+    """Return the name of the lock that serialises picks in ``scope``.
+
+    :param scope: a scope, or None.
+    :returns: a string usable as a file name and as a tooz lock name.
+    """
+    return "%s-scope-%s" % (PREFIX, _scope_digest(scope))
+
+
+def reservation_lock_name(scope, cidr):
+    """Return the name of the lock that reserves ``cidr`` in ``scope``.
+
+    :param scope: a scope, or None.
+    :param cidr: a candidate CIDR string, e.g. ``"10.0.3.0/24"``.
+    :returns: a string usable as a file name and as a tooz lock name.
+    """
+    return "%s-%s-%s" % (PREFIX, _scope_digest(scope),
+                         cidr.replace("/", "_").replace(":", "."))
+
+
+class Reservation(object, metaclass=abc.ABCMeta):
+    """A reservation lock this process holds."""
+
+    @abc.abstractmethod
+    def still_held(self):
+        """Tell whether the lock is still ours.
+
+        :returns: False if it expired or was taken over.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be asked.
+        """
+
+    @abc.abstractmethod
+    def release(self):
+        """Release the lock; never raises (a lost lock is already free)."""
+
+
+class LockBackend(object, metaclass=abc.ABCMeta):
+    """A lock service, as the ``lock`` driver uses it.
+
+    :ivar description: what to name in messages (never a password).
+    """
+
+    description = None
+
+    @abc.abstractmethod
+    def scope_lock(self, name):
+        """Return a context manager holding the lock ``name`` while open.
+
+        It waits for the lock.
+
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached, or the wait times out.
+        """
+
+    @abc.abstractmethod
+    def try_reserve(self, name):
+        """Take the lock ``name`` without waiting and keep it.
+
+        :returns: a :class:`Reservation`, or None if someone else holds it.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached.
+        """
+
+    def close(self):
+        """Drop the connection to the lock service, if any."""

@@ -1,0 +1,379 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``lock`` driver: reservations held as external locks.
+
+One host: oslo.concurrency file locks. Many hosts: a tooz coordination
+service named by ``[cidr_allocator] coordination_url``.
+"""
+
+import datetime
+import os
+import secrets
+import threading
+
+from oslo_concurrency import lockutils
+from oslo_log import log as logging
+
+from murano_cidr.drivers import base
+from murano_cidr.drivers.lock import backend as backend_mod
+from murano_cidr.drivers.lock import file_backend
+from murano_cidr.drivers.lock import tooz_backend
+from murano_cidr import exceptions
+from murano_cidr import opts
+from murano_cidr import taken as taken_mod
+
+LOG = logging.getLogger(__name__)
+
+_RANDOM = secrets.SystemRandom()
+
+
+def lock_path(conf):
+    """Return the directory of the file locks.
+
+    ``[oslo_concurrency] lock_path`` if set, else ``<state_path>/locks``.
+
+    :param conf: a configuration object with the options registered.
+    :returns: an absolute path.
+    """
+    path = lockutils.get_lock_path(conf)
+    if not path:
+        path = os.path.join(opts.state_path(conf), "locks")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def backend_from_conf(conf):
+    """Build the lock backend ``conf`` asks for.
+
+    :param conf: a configuration object with the options registered.
+    :returns: a :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
+    :raises murano_cidr.exceptions.InvalidConfig: naming the option at
+        fault.
+    """
+    group = conf[opts.GROUP]
+    url = group.coordination_url
+    if url is not None and url.strip():
+        return tooz_backend.ToozLockBackend(url.strip(), group.lock_timeout,
+                                            group.lock_wait_timeout)
+    return file_backend.FileLockBackend(lock_path(conf))
+
+
+class _Held(object):
+    """What this process holds for one owner."""
+
+    __slots__ = ("allocation", "reservation")
+
+    def __init__(self, allocation, reservation):
+        self.allocation = allocation
+        self.reservation = reservation
+
+
+class LockDriver(base.AllocatorDriver):
+    """Reserve each CIDR with an external lock until it is confirmed.
+
+    ``allocate`` takes the scope's lock (so engines pick one at a time in a
+    scope), reads ``taken``, and tries, in random order among the free
+    candidates, to take a per-(scope, CIDR) *reservation lock* without
+    waiting; a candidate whose lock another engine holds is skipped. Once it
+    holds one, it reads ``taken`` again (when ``taken`` is a callable) and
+    gives the CIDR up if its subnet appeared meanwhile. The reservation lock
+    is held until :meth:`confirm` (the subnet now exists, Neutron reports it
+    from then on) or :meth:`release`, or until this process dies.
+
+    Backends:
+
+    * ``coordination_url`` unset: oslo.concurrency file locks under
+      ``[oslo_concurrency] lock_path`` (``<state_path>/locks`` when unset).
+      They exclude the threads and processes of one host; the kernel frees
+      the locks of a process that dies, at once.
+    * ``coordination_url = redis://[:password@]host:port[?options]``,
+      ``etcd3+http://host:2379``, ``zookeeper://host:2181`` or
+      ``file:///path``: a tooz coordinator, started with its heartbeat at
+      the first allocation. Its locks expire ``lock_timeout`` seconds after
+      their holder stops beating (ZooKeeper: when its session expires).
+
+    Errors:
+
+    * The lock service cannot be reached, or its heartbeat stopped:
+      :meth:`allocate` raises
+      :class:`~murano_cidr.exceptions.LockUnavailable` and holds nothing. It
+      never returns a CIDR it does not hold the lock of.
+    * A reservation whose lock was lost before :meth:`confirm` (it expired,
+      the lock service restarted without its data, or the service cannot be
+      asked): :meth:`confirm` raises
+      :class:`~murano_cidr.exceptions.ReservationLost` and forgets the
+      reservation. The caller should treat the CIDR as possibly given to
+      another engine: delete the subnet it created, then allocate again.
+
+    State: this driver remembers what *this process* allocated, in memory,
+    until :meth:`release` or :meth:`close`: :meth:`allocate` is idempotent
+    per owner within the process, and :meth:`get`, :meth:`list` and
+    :meth:`usage` answer for this process only. Confirmed allocations are
+    kept there too so that this process never hands them out again; other
+    engines see them only through ``taken``. A scope of None is a scope of
+    its own, shared by every caller that passes None.
+
+    Usage considerations (what is and is not guaranteed):
+
+    * Two live reservations of a scope never hold overlapping CIDRs, across
+      threads, processes and (with tooz) hosts, while the locks hold.
+    * Nothing is guaranteed once a reservation is confirmed: the subnet is
+      Neutron's to report, and ``taken`` must include it. A caller that
+      confirms before the subnet exists, or passes a stale ``taken``, can
+      get a CIDR that overlaps it.
+    * File locks protect one host only. Never delete lock files while
+      engines run (a new file would let a second holder in); they are
+      small, one per (scope, CIDR) ever reserved.
+    * tooz: a holder paused (GC, VM freeze, debugger) longer than
+      ``lock_timeout`` loses its locks and another engine may take the same
+      CIDR; :meth:`confirm` reports it afterwards, it cannot prevent it.
+      Choose ``lock_timeout`` well above any pause you expect between
+      allocate and confirm, and below how long you accept a dead engine's
+      CIDRs to stay blocked.
+    * Redis: one server is consistent. Redis Sentinel or a replica failover
+      with asynchronous replication can lose a lock that was acknowledged,
+      and two engines can then hold the same CIDR. Use AOF persistence;
+      restarting Redis without its data drops every reservation (reported
+      by :meth:`confirm`).
+    * etcd3 (through etcd3gw): tooz cannot tell whether a lock is still
+      held, so :meth:`confirm` cannot detect a lost reservation.
+    * Build the driver after forking: a tooz heartbeat thread does not
+      survive ``fork()``.
+    * When the tooz coordinator first starts while Redis is down, tooz and
+      redis-py retry for about a minute before
+      :class:`~murano_cidr.exceptions.LockUnavailable`; later failures
+      are reported within about a second.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock
+        directory or ``coordination_url`` is invalid, or the backend's client
+        library is not installed.
+    """
+
+    name = "lock"
+    keeps_state = True
+    holds_reservations = True
+    prevents_collisions = True
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.backend = backend_from_conf(conf)
+        # NOTE: guards the in-memory bookkeeping only; it is never held
+        # while waiting for the lock service.
+        self._mutex = threading.Lock()
+        self._held = {}
+
+    # -- helpers -----------------------------------------------------------
+
+    def _live(self, scope, ip_version):
+        with self._mutex:
+            return [h.allocation.cidr for h in self._held.values()
+                    if h.allocation.scope == scope
+                    and h.allocation.ip_version == ip_version]
+
+    def _existing(self, owner, scope, ip_version):
+        with self._mutex:
+            held = self._held.get(owner)
+        if held is None:
+            return None
+        allocation = held.allocation
+        if allocation.scope != scope or allocation.ip_version != ip_version:
+            raise exceptions.OwnerConflict(
+                owner=owner, cidr=allocation.cidr,
+                scope=allocation.scope if allocation.scope is not None
+                else "(none)")
+        return allocation.cidr
+
+    def _pick(self, owner, scope, pool, read_taken):
+        """Reserve a free candidate; call with the scope lock held.
+
+        :returns: ``(cidr, reservation)``.
+        """
+        version = pool.version
+        taken_set = read_taken()
+        own = taken_mod.TakenSet.from_taken(self._live(scope, version),
+                                            version)
+        # Candidates given up during this call: reserved by another engine
+        # (they count as allocated), or whose subnet appeared after we
+        # reserved them (they count as taken). Each candidate is tried at
+        # most once, so the loop ends.
+        elsewhere = []
+        appeared = []
+        while True:
+            held = own.union(taken_mod.TakenSet(version, elsewhere))
+            blocked = taken_set.union(held).union(
+                taken_mod.TakenSet(version, appeared))
+            free_map = pool.free_map(blocked)
+            if free_map.free == 0:
+                raise self.exhausted(pool, scope, free_map,
+                                     allocated_map=pool.free_map(held))
+            index = free_map.nth_free(_RANDOM.randrange(free_map.free))
+            cidr = pool.cidr(index)
+            net = pool[index]
+            reservation = self.backend.try_reserve(
+                backend_mod.reservation_lock_name(scope, cidr))
+            if reservation is None:
+                elsewhere.append((net.first, net.last))
+                continue
+            try:
+                if read_taken.again:
+                    taken_set = read_taken()
+                    if taken_set.overlaps(net.first, net.last):
+                        LOG.debug("%s appeared in scope %s while it was "
+                                  "being reserved; trying another", cidr,
+                                  scope)
+                        appeared.append((net.first, net.last))
+                        reservation.release()
+                        continue
+                if not reservation.still_held():
+                    raise exceptions.LockUnavailable(
+                        url=self.backend.description,
+                        reason="the reservation of %s was lost at once"
+                        % cidr)
+            except BaseException:
+                reservation.release()
+                raise
+            return cidr, reservation
+
+    # -- the contract ------------------------------------------------------
+
+    def allocate(self, owner, scope=None, taken=(), ip_version=4):
+        base.validate_id(owner, "owner")
+        base.validate_id(scope, "scope", allow_none=True)
+        pool = self.pool(ip_version)
+        existing = self._existing(owner, scope, ip_version)
+        if existing is not None:
+            return existing
+        read_taken = _TakenReader(taken, pool.version)
+        with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
+            cidr, reservation = self._pick(owner, scope, pool, read_taken)
+        allocation = base.Allocation(
+            owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
+            confirmed=False,
+            created_at=datetime.datetime.now(datetime.timezone.utc))
+        with self._mutex:
+            other = self._held.get(owner)
+            if other is None:
+                self._held[owner] = _Held(allocation, reservation)
+        if other is not None:
+            # Another thread allocated for the same owner meanwhile.
+            reservation.release()
+            return self._existing(owner, scope, ip_version)
+        LOG.debug("Reserved %s for %s in scope %s with %s", cidr, owner,
+                  scope, self.backend.description)
+        return cidr
+
+    def confirm(self, owner):
+        """Drop the reservation lock: the subnet of ``owner`` now exists.
+
+        Confirming an unknown or already confirmed owner does nothing.
+
+        :param owner: the owner passed to :meth:`allocate`.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
+        :raises murano_cidr.exceptions.ReservationLost: if the reservation's
+            lock was lost, or cannot be checked because the lock service is
+            unreachable; the reservation is forgotten.
+        """
+        base.validate_id(owner, "owner")
+        with self._mutex:
+            held = self._held.get(owner)
+        if held is None or held.reservation is None:
+            return
+        allocation = held.allocation
+        try:
+            still_held = held.reservation.still_held()
+            reason = "its lock expired or was taken over"
+        except exceptions.LockUnavailable as e:
+            still_held = False
+            reason = "its lock could not be checked: %s" % e
+        held.reservation.release()
+        with self._mutex:
+            if self._held.get(owner) is not held:
+                return
+            if not still_held:
+                del self._held[owner]
+            else:
+                self._held[owner] = _Held(
+                    base.Allocation(owner=allocation.owner,
+                                    cidr=allocation.cidr,
+                                    scope=allocation.scope,
+                                    ip_version=allocation.ip_version,
+                                    confirmed=True,
+                                    created_at=allocation.created_at),
+                    None)
+        if not still_held:
+            LOG.warning("Reservation of %s for %s in scope %s was lost: %s",
+                        allocation.cidr, owner, allocation.scope, reason)
+            raise exceptions.ReservationLost(cidr=allocation.cidr,
+                                             owner=owner, reason=reason)
+        LOG.debug("Confirmed %s for %s", allocation.cidr, owner)
+
+    def release(self, owner):
+        base.validate_id(owner, "owner")
+        with self._mutex:
+            held = self._held.pop(owner, None)
+        if held is None:
+            return False
+        if held.reservation is not None:
+            held.reservation.release()
+        LOG.debug("Released %s of %s", held.allocation.cidr, owner)
+        return True
+
+    def get(self, owner):
+        """Return what ``owner`` holds, as far as this process knows."""
+        base.validate_id(owner, "owner")
+        with self._mutex:
+            held = self._held.get(owner)
+        return held.allocation if held is not None else None
+
+    def list(self, scope=None):
+        """Return the allocations of this process, of one scope or all."""
+        base.validate_id(scope, "scope", allow_none=True)
+        with self._mutex:
+            allocations = [h.allocation for h in self._held.values()]
+        if scope is not None:
+            allocations = [a for a in allocations if a.scope == scope]
+        return sorted(allocations,
+                      key=lambda a: (a.scope is not None, a.scope or "",
+                                     a.ip_version,
+                                     taken_mod.parse_cidr(a.cidr).first))
+
+    def close(self):
+        """Release every reservation this process holds, then disconnect."""
+        with self._mutex:
+            held, self._held = list(self._held.values()), {}
+        for h in held:
+            if h.reservation is not None:
+                h.reservation.release()
+        self.backend.close()
+
+
+class _TakenReader(object):
+    """Read ``taken`` once if it is a collection, at each call if a callable.
+
+    A collection (perhaps a generator, which cannot be read twice) is read
+    and validated when the reader is built, before any lock is taken.
+    """
+
+    def __init__(self, taken, version):
+        self.version = version
+        self.again = callable(taken)
+        if self.again:
+            self._taken = taken
+            self._set = None
+        else:
+            self._set = taken_mod.TakenSet.from_taken(taken, version)
+
+    def __call__(self):
+        if self.again:
+            return taken_mod.TakenSet.from_taken(self._taken, self.version)
+        return self._set
