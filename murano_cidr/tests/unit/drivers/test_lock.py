@@ -1,0 +1,371 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Unit tests of the ``lock`` driver (file locks, tooz's file backend)."""
+
+import contextlib
+import os
+import threading
+from unittest import mock
+
+from oslo_concurrency import lockutils
+from oslo_config import fixture as config_fixture
+import redis
+
+from murano_cidr import allocator
+from murano_cidr.drivers.lock import backend
+from murano_cidr.drivers.lock import driver as lock_driver
+from murano_cidr.drivers.lock import tooz_backend
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+from murano_cidr.tests import contract
+
+POOL = contract.SMALL_POOL_CIDRS
+
+
+class LockTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.config(driver="lock", pool_cidrs=contract.SMALL_POOL,
+                    subnet_prefixlen=24)
+
+    def make_driver(self):
+        driver = allocator.get_allocator(self.conf)
+        self.addCleanup(driver.close)
+        return driver
+
+
+class TestLockNames(base.TestCase):
+
+    def test_names_are_safe_file_names(self):
+        for scope in ("router/1", "a b", None, "x" * 255):
+            for cidr in ("10.0.0.0/24", "fd00:1::/64"):
+                name = backend.reservation_lock_name(scope, cidr)
+                self.assertNotIn("/", name)
+                self.assertLess(len(name), 128)
+                self.assertTrue(name.startswith("murano-cidr-"))
+
+    def test_scopes_and_cidrs_get_distinct_names(self):
+        names = {backend.reservation_lock_name(s, c)
+                 for s in (None, "None", "r1", "r2")
+                 for c in ("10.0.0.0/24", "10.0.0.0/25", "10.0.1.0/24")}
+        self.assertEqual(12, len(names))
+        self.assertNotEqual(backend.scope_lock_name(None),
+                            backend.scope_lock_name("None"))
+
+
+class TestLockPath(LockTestCase):
+
+    def test_defaults_to_state_path(self):
+        self.config_fixture.config(group="oslo_concurrency", lock_path=None)
+        self.assertEqual(os.path.join(self.state_path, "locks"),
+                         lock_driver.lock_path(self.conf))
+
+    def test_oslo_concurrency_lock_path_wins(self):
+        path = os.path.join(self.state_path, "elsewhere")
+        self.config_fixture.config(group="oslo_concurrency", lock_path=path)
+        driver = self.make_driver()
+        self.assertEqual("file locks under %s" % path,
+                         driver.backend.description)
+        driver.allocate("net-1", scope="r")
+        self.assertNotEqual([], os.listdir(path))
+
+    def test_lock_path_that_cannot_be_created(self):
+        blocker = os.path.join(self.state_path, "a-file")
+        with open(blocker, "w"):
+            pass
+        self.config_fixture.config(group="oslo_concurrency",
+                                   lock_path=os.path.join(blocker, "locks"))
+        e = self.assertRaises(exceptions.InvalidConfig, self.make_driver)
+        self.assertIn("[oslo_concurrency] lock_path", str(e))
+
+    def test_disabled_process_locking_is_refused(self):
+        global_conf = self.useFixture(config_fixture.Config(lockutils.CONF))
+        global_conf.config(group="oslo_concurrency",
+                           disable_process_locking=True)
+        e = self.assertRaises(exceptions.InvalidConfig, self.make_driver)
+        self.assertIn("disable_process_locking", str(e))
+
+
+class TestFileLocks(LockTestCase):
+    """Two drivers in one process behave as two engines on one host."""
+
+    def test_reservations_exclude_another_engine(self):
+        one, two = self.make_driver(), self.make_driver()
+        mine = {one.allocate("a-%d" % i, scope="r") for i in range(3)}
+        theirs = two.allocate("b-1", scope="r")
+        self.assertEqual(set(POOL) - mine, {theirs})
+        e = self.assertRaises(exceptions.PoolExhausted, two.allocate, "b-2",
+                              scope="r")
+        self.assertIn("4 allocated, 0 taken", str(e))
+
+    def test_release_and_close_free_the_locks(self):
+        one, two = self.make_driver(), self.make_driver()
+        cidrs = [one.allocate("a-%d" % i, scope="r") for i in range(4)]
+        self.assertTrue(one.release("a-0"))
+        self.assertEqual(cidrs[0], two.allocate("b-0", scope="r"))
+        one.close()
+        self.assertEqual(sorted(cidrs[1:]),
+                         sorted(two.allocate("b-%d" % i, scope="r")
+                                for i in range(1, 4)))
+
+    def test_confirm_frees_the_lock_but_not_in_this_process(self):
+        one, two = self.make_driver(), self.make_driver()
+        cidrs = [one.allocate("a-%d" % i, scope="r") for i in range(4)]
+        one.confirm("a-0")
+        self.assertTrue(one.get("a-0").confirmed)
+        # The subnet is Neutron's to report now; the other engine relies on
+        # taken, and this one still remembers it.
+        self.assertEqual(cidrs[0], two.allocate("b-0", scope="r"))
+        self.assertRaises(exceptions.PoolExhausted, one.allocate, "a-9",
+                          scope="r")
+
+    def test_taken_is_read_again_after_reserving(self):
+        driver = self.make_driver()
+        calls = []
+
+        def taken():
+            calls.append(1)
+            # Nothing at the first read; three subnets appear right after.
+            return [] if len(calls) == 1 else POOL[:3]
+
+        self.assertEqual(POOL[3], driver.allocate("net-1", scope="r",
+                                                  taken=taken))
+        self.assertGreaterEqual(len(calls), 2)
+        # Whatever was given up meanwhile is not left reserved.
+        other = self.make_driver()
+        self.assertEqual(sorted(POOL[:3]),
+                         sorted(other.allocate("o-%d" % i, scope="r")
+                                for i in range(3)))
+
+    def test_a_generator_taken_is_read_once(self):
+        driver = self.make_driver()
+        self.assertEqual(POOL[3], driver.allocate(
+            "net-1", scope="r", taken=(c for c in POOL[:3])))
+
+    def test_same_owner_in_another_scope_is_a_conflict(self):
+        driver = self.make_driver()
+        cidr = driver.allocate("net-1", scope="r1")
+        e = self.assertRaises(exceptions.OwnerConflict, driver.allocate,
+                              "net-1", scope="r2")
+        self.assertIn(cidr, str(e))
+
+    def test_no_scope_is_a_scope_of_its_own(self):
+        driver = self.make_driver()
+        unscoped = [driver.allocate("n-%d" % i) for i in range(4)]
+        self.assertEqual(sorted(POOL), sorted(unscoped))
+        self.assertRaises(exceptions.PoolExhausted, driver.allocate, "n-5")
+        self.assertIn(driver.allocate("s-1", scope="None"), POOL)
+
+    def test_threads_share_one_driver(self):
+        self.config(pool_cidrs=["10.30.0.0/20"])
+        driver = self.make_driver()
+        results = []
+        barrier = threading.Barrier(8)
+
+        def work(i):
+            barrier.wait()
+            for j in range(2):
+                results.append(driver.allocate("t-%d-%d" % (i, j),
+                                               scope="r"))
+
+        threads = [threading.Thread(target=work, args=(i,))
+                   for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(16, len(results))
+        self.assertEqual(16, len(set(results)))
+
+
+class _FakeReservation(backend.Reservation):
+
+    def __init__(self, held=True, error=None):
+        self.held = held
+        self.error = error
+        self.released = 0
+
+    def still_held(self):
+        if self.error is not None:
+            raise self.error
+        return self.held
+
+    def release(self):
+        self.released += 1
+
+
+class _FakeBackend(backend.LockBackend):
+    """A lock service that can be told to fail."""
+
+    description = "redis://fake:6379"
+
+    def __init__(self):
+        self.scope_error = None
+        self.reserve_error = None
+        self.reservations = []
+        self.next_held = True
+        self.scope_held = False
+
+    @contextlib.contextmanager
+    def scope_lock(self, name):
+        if self.scope_error is not None:
+            raise self.scope_error
+        self.scope_held = True
+        try:
+            yield
+        finally:
+            self.scope_held = False
+
+    def try_reserve(self, name):
+        if self.reserve_error is not None:
+            raise self.reserve_error
+        reservation = _FakeReservation(held=self.next_held)
+        self.reservations.append(reservation)
+        return reservation
+
+
+class TestFailClosed(LockTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver()
+        self.fake = _FakeBackend()
+        self.driver.backend = self.fake
+
+    def _down(self):
+        return exceptions.LockUnavailable(url=self.fake.description,
+                                          reason="Connection refused")
+
+    def test_unreachable_at_the_scope_lock(self):
+        self.fake.scope_error = self._down()
+        e = self.assertRaises(exceptions.LockUnavailable,
+                              self.driver.allocate, "net-1", scope="r")
+        self.assertIn("redis://fake:6379", str(e))
+        self.assertEqual([], self.driver.list())
+
+    def test_unreachable_while_reserving(self):
+        self.fake.reserve_error = self._down()
+        self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
+                          "net-1", scope="r")
+        self.assertEqual([], self.driver.list())
+        self.assertFalse(self.fake.scope_held)
+
+    def test_a_lock_lost_at_once_is_never_returned(self):
+        self.fake.next_held = False
+        self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
+                          "net-1", scope="r")
+        self.assertEqual([], self.driver.list())
+        self.assertEqual(1, self.fake.reservations[0].released)
+
+    def test_taken_failing_releases_the_reservation(self):
+        calls = []
+
+        def taken():
+            calls.append(1)
+            if len(calls) > 1:
+                raise RuntimeError("neutron is down")
+            return []
+
+        self.assertRaises(RuntimeError, self.driver.allocate, "net-1",
+                          scope="r", taken=taken)
+        self.assertEqual(1, self.fake.reservations[0].released)
+        self.assertEqual([], self.driver.list())
+
+    def test_confirm_reports_a_lost_reservation(self):
+        cidr = self.driver.allocate("net-1", scope="r")
+        self.fake.reservations[0].held = False
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "net-1")
+        self.assertIn(cidr, str(e))
+        self.assertIn("expired", str(e))
+        self.assertIsNone(self.driver.get("net-1"))
+        self.assertFalse(self.driver.release("net-1"))
+
+    def test_confirm_reports_a_reservation_it_cannot_check(self):
+        self.driver.allocate("net-1", scope="r")
+        self.fake.reservations[0].error = self._down()
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "net-1")
+        self.assertIn("could not be checked", str(e))
+        self.assertIsNone(self.driver.get("net-1"))
+
+    def test_confirm_releases_the_lock_once(self):
+        self.driver.allocate("net-1", scope="r")
+        self.driver.confirm("net-1")
+        self.driver.confirm("net-1")
+        self.driver.confirm("unknown")
+        self.assertEqual(1, self.fake.reservations[0].released)
+        self.assertTrue(self.driver.get("net-1").confirmed)
+
+
+class TestCoordinationUrl(LockTestCase):
+
+    def _build(self, url, **kwargs):
+        self.config(coordination_url=url, lock_timeout=7, **kwargs)
+        return self.make_driver()
+
+    @mock.patch("tooz.coordination.get_coordinator")
+    def test_lock_timeout_is_passed_to_the_backend(self, get):
+        self._build("redis://127.0.0.1:6379")
+        self.assertEqual({"lock_timeout": 7}, get.call_args.kwargs)
+        self._build("zookeeper://127.0.0.1:2181")
+        self.assertEqual({"timeout": 7}, get.call_args.kwargs)
+        self._build("redis://127.0.0.1:6379?lock_timeout=3")
+        self.assertEqual({}, get.call_args.kwargs)
+        self._build("file:///tmp/x")
+        self.assertEqual({}, get.call_args.kwargs)
+
+    def test_unknown_scheme(self):
+        e = self.assertRaises(exceptions.InvalidConfig, self._build,
+                              "bogus://somewhere")
+        self.assertIn("coordination_url", str(e))
+        self.assertIn("bogus", str(e))
+
+    @mock.patch("tooz.coordination.get_coordinator",
+                side_effect=ImportError("No module named 'kazoo'"))
+    def test_missing_client_library(self, get):
+        e = self.assertRaises(exceptions.InvalidConfig, self._build,
+                              "zookeeper://127.0.0.1:2181")
+        self.assertIn("kazoo", str(e))
+        self.assertIn("pip install", str(e))
+
+    def test_passwords_never_reach_messages(self):
+        self.assertEqual("redis://:***@h:6379",
+                         tooz_backend.safe_url("redis://:s3cret@h:6379"))
+        self.assertEqual("redis://u:***@h:6379/0?db=1",
+                         tooz_backend.safe_url("redis://u:s3cret@h:6379/0"
+                                               "?db=1"))
+        self.assertEqual("redis://h:6379",
+                         tooz_backend.safe_url("redis://h:6379"))
+
+    def test_unreachable_redis_fails_closed(self):
+        # The coordinator cannot start: the server refuses (mocked, so
+        # that redis-py's own backoff does not slow the test down).
+        driver = self._build("redis://127.0.0.1:1?socket_connect_timeout=1")
+        refused = redis.ConnectionError("Connection refused")
+        with mock.patch("redis.Redis.info", side_effect=refused):
+            e = self.assertRaises(exceptions.LockUnavailable,
+                                  driver.allocate, "net-1", scope="r")
+        self.assertIn("redis://127.0.0.1:1", str(e))
+        self.assertEqual([], driver.list())
+
+
+class TestToozFileContract(contract.DriverContractTests, base.TestCase):
+    """The contract again, through tooz's file backend (no service)."""
+
+    driver_name = "lock"
+
+    def prepare(self):
+        self.config(coordination_url="file://" + os.path.join(
+            self.state_path, "tooz"))
