@@ -29,11 +29,12 @@ from oslo_log import log as logging
 from murano_cidr.cmd import allocations
 from murano_cidr.cmd import common
 from murano_cidr.cmd import operations
+from murano_cidr.cmd import simulate
 
 PROG = "murano-cidr"
 
 #: The modules whose ``register(subparsers)`` add commands, in help order.
-COMMAND_MODULES = [allocations, operations]
+COMMAND_MODULES = [allocations, operations, simulate]
 
 
 def add_command_parsers(subparsers):

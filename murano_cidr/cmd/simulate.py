@@ -1,0 +1,143 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``murano-cidr simulate``: measure collision rates of concurrent engines.
+
+Example, the published numbers of bug 1502437 and the fixes beside them::
+
+    murano-cidr simulate --drivers legacy,random --max-environments 20 \\
+        -k 2,10 --trials 2000
+"""
+
+import sys
+
+from murano_cidr import allocator
+from murano_cidr.cmd import common
+from murano_cidr import exceptions
+from murano_cidr import opts
+from murano_cidr.simulate import report
+from murano_cidr.simulate import runner
+
+
+def int_list(value):
+    """Parse ``"2,5,10"`` into ``[2, 5, 10]`` (an argparse type)."""
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise exceptions.InvalidArgument(
+            name="list of integers", value=value,
+            reason="expected integers separated by commas")
+
+
+def name_list(value):
+    """Parse ``"legacy,random"`` into ``["legacy", "random"]``."""
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def register(subparsers):
+    """Add the ``simulate`` command."""
+    parser = subparsers.add_parser(
+        "simulate",
+        help="Run K concurrent engines against a model router and print "
+        "collision rates beside the birthday bound.")
+    parser.add_argument(
+        "--drivers", type=name_list, metavar="NAME[,NAME...]",
+        help="Drivers to measure (default: every installed driver).")
+    parser.add_argument(
+        "-k", "--concurrency", type=int_list, default=[2, 5, 10],
+        metavar="K[,K...]", dest="ks",
+        help="Numbers of concurrent deployments (default: 2,5,10).")
+    parser.add_argument("--trials", type=int, default=1000,
+                        help="Trials per driver and K (default: 1000).")
+    parser.add_argument(
+        "--existing", type=int, default=0, metavar="N",
+        help="Networks already on the router, placed at random in the "
+        "pool anew for each trial (default: 0).")
+    parser.add_argument("--seed", type=int,
+                        help="Seed for reproducible routers, owners and "
+                        "hash salts (the random driver is never seeded).")
+    pool = parser.add_argument_group(
+        "pool", "Default: the [cidr_allocator] pool of the configuration "
+        "file.")
+    pool.add_argument("--env-ip-template")
+    pool.add_argument("--max-environments", type=int)
+    pool.add_argument("--max-hosts", type=int)
+    pool.add_argument("--pool-cidrs", type=name_list, metavar="CIDR[,...]")
+    pool.add_argument("--subnet-prefixlen", type=int)
+    parser.add_argument(
+        "--db-connection", metavar="URL",
+        help="Database of the db driver (default: a fresh SQLite file for "
+        "the run).")
+    parser.add_argument(
+        "--coordination-url", metavar="URL",
+        help="tooz backend of the lock driver, e.g. redis://127.0.0.1:6379 "
+        "(default: file locks in a private directory).")
+    parser.add_argument("--format", choices=report.FORMATS, default="table")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="Also draw P(collision) against K per driver "
+                        "(needs the 'simulate' extra: matplotlib).")
+    parser.add_argument("--quiet", action="store_true",
+                        help="No progress bar.")
+    parser.set_defaults(action=do_simulate)
+
+
+def build_spec(conf):
+    """Turn the command line and configuration into a runner Spec.
+
+    :param conf: the parsed configuration, with ``conf.command`` holding the
+        command's arguments.
+    :returns: a :class:`~murano_cidr.simulate.runner.Spec`.
+    """
+    args = conf.command
+    opts.register_opts(conf)
+    group = conf[opts.GROUP]
+    pool = {}
+    for option in runner.POOL_OPTIONS:
+        value = getattr(args, option)
+        if value is None:
+            value = group[option]
+        if value not in (None, []):
+            pool[option] = value
+    murano_given = any(getattr(args, option) is not None for option in
+                       ("env_ip_template", "max_environments"))
+    if args.pool_cidrs is None and murano_given:
+        # Murano's options on the command line win over a configured
+        # explicit pool.
+        pool.pop("pool_cidrs", None)
+        pool.pop("subnet_prefixlen", None)
+    extra = {}
+    if args.db_connection:
+        extra["cidr_allocator_database"] = {"connection": args.db_connection}
+    if args.coordination_url:
+        extra[opts.GROUP] = {"coordination_url": args.coordination_url}
+    return runner.Spec(drivers=args.drivers or allocator.installed_drivers(),
+                       ks=args.ks, trials=args.trials, pool=pool,
+                       existing=args.existing, seed=args.seed, config=extra)
+
+
+def do_simulate(conf):
+    args = conf.command
+    spec = build_spec(conf)
+    if args.plot:
+        # Fail before the run, not after it.
+        report.pyplot()
+    sim = runner.Runner(spec)
+    sim.validate()
+    total = len(spec.drivers) * len(spec.ks) * spec.trials
+    with report.progress(total, quiet=args.quiet) as step:
+        sim.progress = step
+        results = sim.run()
+    print(report.render(results, args.format, spec))
+    if args.plot:
+        report.plot(results, args.plot)
+        print("plot written to %s" % args.plot, file=sys.stderr)
+    return common.EXIT_OK

@@ -1,0 +1,106 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Simulation results as a table, JSON, CSV and a plot."""
+
+import csv
+import io
+import json
+import os
+from unittest import mock
+
+from murano_cidr import exceptions
+from murano_cidr.simulate import report
+from murano_cidr.simulate import runner
+from murano_cidr.tests import base
+
+
+def _results():
+    return [
+        runner.Result("legacy", 2, 2000, 32, 0, collided=62, refused=62),
+        runner.Result("legacy", 10, 2000, 32, 0, collided=1584,
+                      refused=4000),
+        runner.Result("db", 10, 100, 32, 16, errors=1,
+                      first_error="PoolExhausted: no free /24"),
+    ]
+
+
+class _Tty(io.StringIO):
+
+    def isatty(self):
+        return True
+
+
+class TestReport(base.TestCase):
+
+    def test_table(self):
+        text = report.table(_results())
+        lines = text.splitlines()
+        self.assertIn("P(COLLISION)", lines[0])
+        self.assertIn("BIRTHDAY BOUND", lines[0])
+        self.assertTrue(lines[1].startswith("legacy"))
+        # 62/2000, its Wilson interval and the bound over 32 slots.
+        self.assertIn("3.1%", lines[1])
+        self.assertIn("2.4% - 4.0%", lines[1])
+        self.assertIn("79.2%", lines[2])
+        self.assertIn("16/32", lines[3])
+        self.assertIn("db, K=10: 1 trial(s) failed; first error: "
+                      "PoolExhausted", text)
+
+    def test_json(self):
+        spec = runner.Spec(drivers=["legacy"], ks=[2, 10], trials=2000,
+                           pool={"max_environments": 20}, seed=7)
+        doc = json.loads(report.render(_results(), "json", spec))
+        first = doc["results"][0]
+        self.assertEqual("legacy", first["driver"])
+        self.assertEqual(62, first["collided"])
+        self.assertAlmostEqual(0.031, first["probability"])
+        self.assertAlmostEqual(1 / 32, first["birthday_bound"])
+        self.assertLess(first["ci95_low"], first["probability"])
+        self.assertEqual(20, doc["spec"]["pool"]["max_environments"])
+        self.assertEqual(7, doc["spec"]["seed"])
+
+    def test_csv(self):
+        rows = list(csv.DictReader(io.StringIO(
+            report.render(_results(), "csv"))))
+        self.assertEqual(3, len(rows))
+        self.assertEqual(list(report.CSV_FIELDS), list(rows[0]))
+        self.assertEqual("1584", rows[1]["collided"])
+        self.assertEqual("16", rows[2]["free"])
+
+    def test_plot_writes_a_png(self):
+        path = os.path.join(self.state_path, "p.png")
+        report.plot(_results(), path)
+        with open(path, "rb") as f:
+            self.assertEqual(b"\x89PNG", f.read(4))
+
+    def test_plot_without_matplotlib(self):
+        with mock.patch.dict("sys.modules", {"matplotlib": None}):
+            e = self.assertRaises(exceptions.NotSupported, report.pyplot)
+        self.assertIn("pip install murano-cidr[simulate]", str(e))
+
+    def test_progress_off_when_not_a_terminal(self):
+        stream = io.StringIO()
+        with report.progress(10, stream=stream) as step:
+            step()
+            self.assertIsNone(step._bar)
+        self.assertEqual("", stream.getvalue())
+
+    def test_progress_off_when_quiet(self):
+        with report.progress(10, quiet=True, stream=_Tty()) as step:
+            self.assertIsNone(step._bar)
+
+    def test_progress_on_a_terminal(self):
+        with report.progress(10, stream=_Tty()) as step:
+            self.assertIsNotNone(step._bar)
+            step()
+            self.assertEqual(1, step._bar.n)
