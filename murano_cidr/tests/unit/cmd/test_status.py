@@ -1,0 +1,170 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``murano-cidr-status upgrade check``, check by check."""
+
+import json
+import os
+
+import fixtures
+from oslo_upgradecheck import upgradecheck
+
+from murano_cidr.cmd import status
+from murano_cidr.tests import base
+
+SUCCESS = upgradecheck.Code.SUCCESS
+WARNING = upgradecheck.Code.WARNING
+FAILURE = upgradecheck.Code.FAILURE
+
+
+class TestChecks(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.checks = status.Checks(self.conf)
+
+    def assertResult(self, code, text, result):
+        self.assertEqual(code, result.code, result.details)
+        self.assertIn(text, result.details)
+        self.assertEqual(1, len(result.details.splitlines()))
+
+    def test_pool_success(self):
+        self.assertResult(SUCCESS, "10.0.0.0/16 into /24: 256 subnets "
+                          "(max_environments = 250)", self.checks.check_pool())
+
+    def test_pool_failure_names_the_option(self):
+        self.config(env_ip_template="10.0.3.0")
+        self.assertResult(FAILURE, "[cidr_allocator] env_ip_template",
+                          self.checks.check_pool())
+        self.config(env_ip_template="10.0.0.0", pool_cidrs=["10.0.0.0/33"],
+                    subnet_prefixlen=24)
+        self.assertResult(FAILURE, "[cidr_allocator] pool_cidrs",
+                          self.checks.check_pool())
+
+    def test_pool_too_small_warns(self):
+        self.config(pool_cidrs=["10.0.0.0/22"], subnet_prefixlen=24,
+                    max_environments=5)
+        self.assertResult(WARNING, "holds 4 subnets, fewer than "
+                          "max_environments = 5", self.checks.check_pool())
+
+    def test_driver(self):
+        self.assertResult(SUCCESS, "Driver 'random' loads and makes "
+                          "collisions rarer", self.checks.check_driver())
+        self.config(driver="nope")
+        self.assertResult(FAILURE, "installed drivers:",
+                          self.checks.check_driver())
+        self.config(driver="random", max_hosts=1)
+        self.assertResult(FAILURE, "max_hosts", self.checks.check_driver())
+
+    def test_store_checks_skip_other_drivers(self):
+        self.assertResult(SUCCESS, "Not used by driver 'random'",
+                          self.checks.check_database())
+        self.assertResult(SUCCESS, "Not used by driver 'random'",
+                          self.checks.check_lock_service())
+
+    def test_lock_path(self):
+        self.config(driver="lock")
+        self.assertResult(SUCCESS, "File locks under %s"
+                          % os.path.join(self.state_path, "locks"),
+                          self.checks.check_lock_service())
+        blocker = os.path.join(self.state_path, "file")
+        open(blocker, "w").close()
+        self.config_fixture.config(group="oslo_concurrency",
+                                   lock_path=os.path.join(blocker, "locks"))
+        self.assertResult(FAILURE, "File locks cannot be taken",
+                          self.checks.check_lock_service())
+        self.config_fixture.config(group="oslo_concurrency",
+                                   lock_path=blocker)
+        self.assertResult(FAILURE, "exists and is not a directory",
+                          self.checks.check_lock_service())
+
+    def test_unreachable_coordinator(self):
+        # Port 1 on the loopback: nothing listens, the connection is refused.
+        self.config(driver="lock",
+                    coordination_url="redis://:secret@127.0.0.1:1")
+        result = self.checks.check_lock_service()
+        self.assertResult(FAILURE, "redis://:***@127.0.0.1:1 does not "
+                          "answer", result)
+        self.assertNotIn("secret", result.details)
+
+    def test_unknown_coordinator_backend(self):
+        self.config(driver="lock", coordination_url="nope://host")
+        self.assertResult(FAILURE, "nope://host",
+                          self.checks.check_lock_service())
+
+    def test_unexpected_errors_are_one_line_failures(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.base.pools_from_conf",
+            side_effect=RuntimeError("boom\nagain")))
+        self.assertResult(FAILURE, "RuntimeError: boom again",
+                          self.checks.check_pool())
+
+    def test_safe_url(self):
+        self.assertEqual("redis://:***@h:6379?db=1",
+                         status.safe_url("redis://:pw@h:6379?db=1"))
+        self.assertEqual("etcd3+http://h:2379",
+                         status.safe_url("etcd3+http://h:2379"))
+
+
+class TestMain(base.TestCase):
+
+    def run_status(self, config, *args):
+        path = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(path, "w") as f:
+            f.write("[cidr_allocator]\nstate_path = %s\n%s"
+                    % (self.state_path, config))
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        code = status.main(["--config-file", path] + list(args))
+        out.stream.seek(0)
+        err.stream.seek(0)
+        return code, out.stream.read(), err.stream.read()
+
+    def test_exit_codes_follow_the_worst_check(self):
+        code, out, _ = self.run_status("", "upgrade", "check")
+        self.assertEqual(0, code)
+        self.assertIn("Check: Pool geometry", out)
+        code, out, _ = self.run_status(
+            "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n",
+            "upgrade", "check", "--json")
+        self.assertEqual(1, code)
+        results = {c["check"]: c["result"] for c in json.loads(out)["checks"]}
+        self.assertEqual({"Pool geometry": 1, "Allocator driver": 0,
+                          "Database": 0, "Lock service": 0}, results)
+        code, out, _ = self.run_status("max_hosts = 1\n", "upgrade", "check")
+        self.assertEqual(2, code)
+        self.assertIn("Result: Failure", out)
+
+    def test_bad_option_value_is_a_failure(self):
+        code, out, err = self.run_status("max_environments = many\n",
+                                         "upgrade", "check", "--json")
+        self.assertEqual(2, code)
+        pool = json.loads(out)["checks"][0]
+        self.assertEqual(2, pool["result"])
+        self.assertIn("max_environments", pool["details"])
+        self.assertIn("fix the configuration file", pool["details"])
+        self.assertNotIn("Traceback", out + err)
+
+    def test_missing_configuration_file_is_one_line(self):
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        code = status.main(["--config-file", "/nonexistent.conf", "upgrade",
+                            "check"])
+        err.stream.seek(0)
+        text = err.stream.read()
+        self.assertEqual(2, code)
+        self.assertEqual("murano-cidr-status: error: Failed to find some "
+                         "config files: /nonexistent.conf\n", text)
