@@ -138,6 +138,84 @@ lock_opts = [
 ]
 
 
+DATABASE_GROUP = "cidr_allocator_database"
+
+database_group = cfg.OptGroup(
+    DATABASE_GROUP,
+    title="CIDR allocator database options",
+    help=_("The SQL database of the 'db' driver. Its tables (named "
+           "murano_cidr_*) and its own alembic version table "
+           "(murano_cidr_alembic_version) may live in another service's "
+           "database. Create or upgrade them with 'murano-cidr-manage db "
+           "sync'."))
+
+database_opts = [
+    cfg.StrOpt(
+        "connection",
+        secret=True,
+        sample_default="sqlite:///$state_path/murano-cidr.sqlite",
+        help=_("SQLAlchemy URL of the allocation database, e.g. "
+               "mysql+pymysql://user:password@host/murano?charset=utf8mb4 "
+               "(extra 'mysql') or postgresql+psycopg2://user:password@host/"
+               "murano (extra 'postgresql'). Unset: an SQLite file "
+               "murano-cidr.sqlite under [cidr_allocator] state_path, which "
+               "serves one host only.")),
+    cfg.StrOpt(
+        "connection_parameters",
+        default="",
+        help=_("Extra parameters appended to the connection URL's query "
+               "string, as param1=value1&param2=value2.")),
+    cfg.BoolOpt(
+        "sqlite_synchronous",
+        default=True,
+        help=_("Whether SQLite waits for each write to reach the disk.")),
+    cfg.StrOpt(
+        "mysql_sql_mode",
+        default="TRADITIONAL",
+        help=_("SQL mode of MySQL/MariaDB sessions; empty for the server's "
+               "default.")),
+    cfg.IntOpt(
+        "connection_recycle_time",
+        default=3600,
+        min=1,
+        help=_("Seconds after which a pooled connection is replaced.")),
+    cfg.IntOpt(
+        "max_pool_size",
+        default=5,
+        min=0,
+        help=_("Connections kept open in the pool; 0 for no limit.")),
+    cfg.IntOpt(
+        "max_overflow",
+        default=50,
+        min=0,
+        help=_("Connections opened beyond max_pool_size under load.")),
+    cfg.IntOpt(
+        "pool_timeout",
+        min=1,
+        help=_("Seconds to wait for a pooled connection; unset for "
+               "SQLAlchemy's default.")),
+    cfg.IntOpt(
+        "connection_debug",
+        default=0,
+        min=0,
+        max=100,
+        help=_("SQL logging: 0 none, 50 statements, 100 statements and "
+               "results.")),
+    cfg.BoolOpt(
+        "connection_trace",
+        default=False,
+        help=_("Add Python stack traces to SQL statements as comments.")),
+    cfg.IntOpt(
+        "db_max_retries",
+        default=20,
+        min=0,
+        help=_("How often one operation is retried after it lost a race to "
+               "another allocator, hit a deadlock or lost its connection, "
+               "with a growing, randomised pause, before it fails with a "
+               "'database unavailable' error.")),
+]
+
+
 def all_opts():
     """Return every ``[cidr_allocator]`` option."""
     return driver_opts + pool_opts + lock_opts
@@ -152,7 +230,7 @@ def state_path(conf):
 
 
 def register_opts(conf):
-    """Register every ``[cidr_allocator]`` option on ``conf``.
+    """Register every ``[cidr_allocator]`` and database option on ``conf``.
 
     Safe to call more than once on the same configuration object.
 
@@ -162,6 +240,8 @@ def register_opts(conf):
     conf.register_opts(all_opts(), group=cidr_allocator_group)
     for group, group_opts in concurrency_opts.list_opts():
         conf.register_opts(group_opts, group=group)
+    conf.register_group(database_group)
+    conf.register_opts(database_opts, group=database_group)
 
 
 def list_opts():
@@ -169,5 +249,6 @@ def list_opts():
 
     :returns: a list of ``(group, [options])`` pairs.
     """
-    return ([(cidr_allocator_group, copy.deepcopy(all_opts()))]
+    return ([(cidr_allocator_group, copy.deepcopy(all_opts())),
+             (database_group, copy.deepcopy(database_opts))]
             + concurrency_opts.list_opts())

@@ -63,8 +63,11 @@ class DriverContractTests(object):
                     "subnet_prefixlen": 24}
         settings.update(overrides)
         self.config(**settings)
-        if self.prepare is not None:
-            type(self).prepare(self)
+        # NOTE: testscenarios sets ``prepare`` on the instance (a plain
+        # function, not bound); a subclass may define it on the class.
+        prepare = vars(self).get("prepare", type(self).prepare)
+        if prepare is not None:
+            prepare(self)
         driver = allocator.get_allocator(self.conf)
         self.addCleanup(driver.close)
         return driver

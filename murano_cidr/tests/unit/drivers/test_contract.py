@@ -17,10 +17,21 @@ A new driver joins by adding a scenario here.
 
 import testscenarios
 
+from murano_cidr.drivers.db import migration
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 
 load_tests = testscenarios.load_tests_apply_scenarios
+
+
+def prepare_db(test):
+    """Create the db driver's tables in the test's own SQLite file.
+
+    With no connection configured the driver uses
+    ``<state_path>/murano-cidr.sqlite``, and ``state_path`` is the test's
+    temporary directory.
+    """
+    migration.upgrade(test.conf)
 
 
 class TestDriverContract(contract.DriverContractTests, base.TestCase):
@@ -30,4 +41,5 @@ class TestDriverContract(contract.DriverContractTests, base.TestCase):
         ("legacy", {"driver_name": "legacy"}),
         # File locks under <state_path>/locks: the test's own directory.
         ("lock", {"driver_name": "lock"}),
+        ("db", {"driver_name": "db", "prepare": prepare_db}),
     ]

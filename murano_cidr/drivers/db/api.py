@@ -1,0 +1,329 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The allocation database: its engine, transactions, retries and errors.
+
+:class:`Database` wraps an oslo.db ``enginefacade.transaction_context()`` of
+its own, configured from ``[cidr_allocator_database]`` alone: a library
+living inside another service must not read that service's ``[database]``.
+Operations run through :meth:`Database.write` and :meth:`Database.read`,
+which retry lost races, deadlocks and dropped connections with
+``oslo_db.api.wrap_db_retry`` and turn every database error into a
+:mod:`murano_cidr.exceptions` error naming the URL (without its password).
+"""
+
+import contextlib
+import os
+import threading
+import warnings
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import enginefacade
+from oslo_db import warning as db_warning
+from oslo_log import log as logging
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from murano_cidr import exceptions
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+#: The file of the embedded default database, under ``state_path``.
+SQLITE_FILE = "murano-cidr.sqlite"
+
+#: The first pause between two attempts, in seconds; it doubles (with
+#: jitter) up to :data:`MAX_RETRY_INTERVAL`.
+RETRY_INTERVAL = 0.01
+MAX_RETRY_INTERVAL = 0.5
+
+
+class LostRace(Exception):
+    """Another allocator changed the scope during our transaction.
+
+    Raised wrapped in :class:`oslo_db.exception.RetryRequest`, so the
+    transaction is retried; it surfaces only once the retries run out.
+    """
+
+
+def lost_race(scope):
+    """Return the error that makes :meth:`Database.write` try again."""
+    return db_exc.RetryRequest(LostRace(scope))
+
+
+@enginefacade.transaction_context_provider
+class _Context(object):
+    """A context object for one operation (enginefacade needs one)."""
+
+
+def connection_url(conf):
+    """Return the configured database URL, or the embedded default.
+
+    The default is an SQLite file under ``[cidr_allocator] state_path``;
+    that directory is created (mode 0700) if it does not exist.
+
+    :param conf: a configuration with the options registered.
+    :returns: the URL, as a string.
+    :raises murano_cidr.exceptions.InvalidConfig: if the state directory
+        cannot be created.
+    """
+    url = conf[opts.DATABASE_GROUP].connection
+    if url:
+        return url
+    path = opts.state_path(conf)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        raise exceptions.InvalidConfig(
+            option="state_path",
+            reason="cannot create %s for the embedded database: %s"
+            % (path, e.strerror or e))
+    return "sqlite:///" + os.path.join(path, SQLITE_FILE)
+
+
+def safe_url(url):
+    """Return a URL fit for messages and logs: its password hidden.
+
+    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
+    """
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except (sa_exc.ArgumentError, ValueError, TypeError, AttributeError):
+        return "<unparseable URL>"
+
+
+def one_line(error):
+    """Return the first line of an error's message (of its inner error)."""
+    text = str(getattr(error, "inner_exception", None) or error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _sqlite_wal(engine):
+    """Let SQLite readers and the writer proceed side by side (WAL)."""
+    if engine.dialect.name != "sqlite":
+        return
+    database = engine.url.database
+    if not database or database == ":memory:":
+        return
+
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        finally:
+            cursor.close()
+
+    sa.event.listen(engine, "connect", on_connect)
+
+
+def _is_sqlite_busy(error):
+    return (isinstance(error, sa_exc.OperationalError)
+            and "database is locked" in str(error))
+
+
+def _retry_on(error):
+    # NOTE: a duplicate owner, candidate or scope row means another
+    # allocator won a race; the next attempt sees its row.
+    return (isinstance(error, db_exc.DBDuplicateEntry)
+            or _is_sqlite_busy(error))
+
+
+class Database(object):
+    """The allocation database of one configuration.
+
+    Nothing connects until the first operation, so building one never
+    waits for a server.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :raises murano_cidr.exceptions.InvalidConfig: for a connection URL that
+        cannot be parsed or names an unknown database.
+    """
+
+    def __init__(self, conf):
+        opts.register_opts(conf)
+        group = conf[opts.DATABASE_GROUP]
+        self.url = connection_url(conf)
+        self.safe_url = safe_url(self.url)
+        try:
+            parsed = sa.engine.make_url(self.url)
+            parsed.get_dialect()
+        except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError, ValueError,
+                TypeError) as e:
+            raise exceptions.InvalidConfig(
+                group=opts.DATABASE_GROUP, option="connection",
+                reason="%s is not a usable SQLAlchemy URL: %s"
+                % (self.safe_url, one_line(e)))
+        self.backend = parsed.get_backend_name()
+        self.max_retries = group.db_max_retries
+        self._synced = False
+        self._sync_lock = threading.Lock()
+        self._manager = enginefacade.transaction_context()
+        settings = {
+            # Everything is set here, so nothing is read from the global
+            # [database] group of the service this library lives in.
+            "connection": self.url,
+            "slave_connection": None,
+            "asyncio_connection": None,
+            "asyncio_slave_connection": None,
+            "sqlite_fk": False,
+            "mysql_sql_mode": group.mysql_sql_mode or None,
+            "mysql_wsrep_sync_wait": None,
+            "connection_recycle_time": group.connection_recycle_time,
+            "connection_debug": group.connection_debug,
+            "max_pool_size": group.max_pool_size,
+            "max_overflow": group.max_overflow,
+            "pool_timeout": group.pool_timeout,
+            "sqlite_synchronous": group.sqlite_synchronous,
+            "connection_trace": group.connection_trace,
+            "connection_parameters": group.connection_parameters or None,
+            # No connection test at start-up: the first operation connects,
+            # and its retries cover a server that is still starting.
+            "max_retries": 0,
+            "retry_interval": 0,
+            "thread_checkin": True,
+            "json_serializer": None,
+            "json_deserializer": None,
+            "logging_name": None,
+            "expire_on_commit": False,
+            "synchronous_reader": True,
+        }
+        with warnings.catch_warnings():
+            # NOTE: older oslo.db releases do not know the asyncio keys;
+            # they warn and ignore them, which is what we want.
+            warnings.simplefilter("ignore", db_warning.NotSupportedWarning)
+            self._manager.configure(**settings)
+        self._manager.append_on_engine_create(_sqlite_wal)
+        self._retry = oslo_db_api.wrap_db_retry(
+            max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
+            inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
+            retry_on_deadlock=True, retry_on_disconnect=True, jitter=True,
+            exception_checker=_retry_on)
+
+    # -- engine and errors -------------------------------------------------
+
+    @property
+    def engine(self):
+        """The SQLAlchemy engine (created on first use).
+
+        :raises murano_cidr.exceptions.InvalidConfig: if the database's
+            Python driver is not installed.
+        """
+        with self.translate_errors():
+            return self._manager.writer.get_engine()
+
+    @contextlib.contextmanager
+    def translate_errors(self):
+        """Turn database errors raised in the block into ours."""
+        try:
+            yield
+        except exceptions.MuranoCidrException:
+            raise
+        except ImportError as e:
+            raise exceptions.InvalidConfig(
+                group=opts.DATABASE_GROUP, option="connection",
+                reason="the Python driver for %s is not installed (%s); "
+                "install murano-cidr[mysql] or murano-cidr[postgresql]"
+                % (self.safe_url, e))
+        except LostRace:
+            raise self.unavailable(
+                "other allocators kept changing the scope; gave up after %d "
+                "retries" % self.max_retries)
+        except (db_exc.DBDeadlock, db_exc.DBDuplicateEntry) as e:
+            raise self.unavailable(
+                "still conflicting with concurrent allocators after %d "
+                "retries (%s)" % (self.max_retries, one_line(e)))
+        except db_exc.DBNonExistentDatabase as e:
+            raise self.unavailable("the database does not exist (%s)"
+                                   % one_line(e))
+        except db_exc.DBNonExistentTable as e:
+            raise exceptions.DatabaseNotSynced(
+                url=self.safe_url, reason="table %s is missing" % e.table)
+        except db_exc.DBConnectionError as e:
+            raise self.unavailable("cannot connect (%s)" % one_line(e))
+        except (db_exc.DBError, sa_exc.SQLAlchemyError) as e:
+            if _is_sqlite_busy(e):
+                raise self.unavailable(
+                    "the SQLite file stayed locked through %d retries"
+                    % self.max_retries)
+            raise self.unavailable("%s: %s" % (type(e).__name__,
+                                               one_line(e)))
+
+    def unavailable(self, reason):
+        """Return a :class:`~murano_cidr.exceptions.DatabaseUnavailable`."""
+        return exceptions.DatabaseUnavailable(url=self.safe_url,
+                                              reason=reason)
+
+    # -- schema --------------------------------------------------------------
+
+    def ensure_synced(self):
+        """Check once that the schema is at this code's head revision.
+
+        :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
+            missing or older than this code.
+        """
+        if self._synced:
+            return
+        # NOTE: imported here because migration imports this module.
+        from murano_cidr.drivers.db import migration
+        with self._sync_lock:
+            if self._synced:
+                return
+            with self.translate_errors():
+                with self.engine.connect() as connection:
+                    current = migration.revision_of(connection)
+            migration.check_revision(current, self.safe_url)
+            self._synced = True
+
+    # -- transactions ------------------------------------------------------
+
+    def write(self, func, *args, **kwargs):
+        """Run ``func(connection, *args, **kwargs)`` in a write transaction.
+
+        The whole transaction is retried after a lost race
+        (:class:`LostRace`, a duplicate key), a deadlock or a dropped
+        connection, at most ``[cidr_allocator_database] db_max_retries``
+        times, with a growing, randomised pause.
+
+        :returns: what ``func`` returns.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries
+            are exhausted or the database fails otherwise.
+        :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
+            not been run.
+        """
+        self.ensure_synced()
+
+        def attempt():
+            with self._manager.writer.connection.using(_Context()) as conn:
+                return func(conn, *args, **kwargs)
+
+        with self.translate_errors():
+            return self._retry(attempt)()
+
+    def read(self, func, *args, **kwargs):
+        """Run ``func(connection, *args, **kwargs)`` in a read transaction.
+
+        Retried after a dropped connection, like :meth:`write`.
+        """
+        self.ensure_synced()
+
+        def attempt():
+            with self._manager.reader.connection.using(_Context()) as conn:
+                return func(conn, *args, **kwargs)
+
+        with self.translate_errors():
+            return self._retry(attempt)()
+
+    def close(self):
+        """Close the pooled connections (the engine stays usable)."""
+        self._manager.dispose_pool()

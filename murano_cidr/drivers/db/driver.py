@@ -1,0 +1,418 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``db`` driver: CIDRs pre-allocated in an SQL table.
+
+No two live allocations of a scope overlap, and an owner never holds two
+CIDRs, whatever the number of engines, hosts or pool settings: the
+database enforces it, not a check in Python.
+
+How an allocation is decided, in one transaction:
+
+1. read, in one statement, whether the owner already holds a CIDR (then it
+   is returned: allocation is idempotent) and the scope's *generation*;
+2. pick a random candidate that is free of ``taken``, read the scope's rows
+   in a small window of candidates around it (an index range scan), and
+   pick at random among the window's free candidates; only when the window
+   is full does the search move on, with a window twice as wide;
+3. insert the row: the unique owner and the unique (scope, IP version,
+   first address) turn a lost race into a duplicate key;
+4. move the scope's generation on with a compare-and-swap
+   (``UPDATE ... WHERE generation = :read``). If another allocation of the
+   scope committed since step 1, nothing matches, and the transaction is
+   rolled back and retried; this is what makes overlapping CIDRs of
+   different sizes (a /23 and a /24 during a rolling configuration change)
+   impossible. No ``SELECT ... FOR UPDATE``: it works on Galera too.
+
+Lost races, deadlocks and dropped connections are retried by
+``oslo_db.api.wrap_db_retry`` (``[cidr_allocator_database] db_max_retries``
+times, with a growing, randomised pause), then fail with
+:class:`~murano_cidr.exceptions.DatabaseUnavailable`.
+"""
+
+import datetime
+import secrets
+
+import netaddr
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+
+from murano_cidr.drivers import base
+from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import queries
+from murano_cidr import exceptions
+from murano_cidr import taken as taken_mod
+
+LOG = logging.getLogger(__name__)
+
+#: Candidates read around the random start of a search. At 90 % fill a
+#: window of 32 holds a free candidate 96.6 % of the time.
+WINDOW = 32
+
+
+# NOTE: the operating system's randomness, so forked engines never share a
+# seed and never start their searches at the same place.
+_RANDOM = secrets.SystemRandom()
+
+
+def validate_id(value, name, allow_none=False):
+    """Check an owner or scope the way the database can keep it.
+
+    On top of :func:`murano_cidr.drivers.base.validate_id`, leading and
+    trailing white space is refused: MySQL ignores trailing spaces when it
+    compares strings, so ``"net-1 "`` and ``"net-1"`` would be one owner
+    there and two elsewhere.
+
+    :raises murano_cidr.exceptions.InvalidArgument: for a bad value.
+    """
+    value = base.validate_id(value, name, allow_none=allow_none)
+    if value is not None and value != value.strip():
+        raise exceptions.InvalidArgument(
+            name=name, value=value,
+            reason="must not start or end with white space")
+    return value
+
+
+def _block_end(pool, index):
+    """Return the last index of the pool network holding ``index``."""
+    end = -1
+    for network in pool.networks:
+        end += 2 ** (pool.prefixlen - network.prefixlen)
+        if index <= end:
+            return end
+    raise IndexError("candidate %d outside a pool of %d"
+                     % (index, pool.size))
+
+
+def _free_between(free_map, lo, hi):
+    """Return the free candidate indices in ``[lo, hi]``."""
+    found = []
+    index = lo
+    while index <= hi:
+        nxt = free_map.next_free(index)
+        if nxt is None or nxt < index or nxt > hi:
+            break
+        found.append(nxt)
+        index = nxt + 1
+    return found
+
+
+def _bad_value(owner, scope, error):
+    return exceptions.InvalidArgument(
+        name="owner or scope", value=owner if scope is None else
+        "%s (scope %s)" % (owner, scope),
+        reason="the database cannot store it (%s)" % api.one_line(error))
+
+
+class DbDriver(base.AllocatorDriver):
+    """Allocations kept in SQL, with overlaps excluded by the database.
+
+    Configuration: ``[cidr_allocator_database] connection`` (an SQLAlchemy
+    URL; unset, an SQLite file under ``[cidr_allocator] state_path``). Run
+    ``murano-cidr-manage db sync`` first; a driver used before fails with
+    :class:`~murano_cidr.exceptions.DatabaseNotSynced`.
+
+    Usage considerations:
+
+    * SQLite serves the processes of one host, one writer at a time; use
+      MySQL/MariaDB (Galera included) or PostgreSQL for several hosts.
+    * ``allocate`` is idempotent per owner: the owner's CIDR is returned
+      again, whatever ``taken`` says now. Asking for it in another scope or
+      IP version raises :class:`~murano_cidr.exceptions.OwnerConflict`.
+    * Allocations without a scope are never checked against each other
+      (``scope=None`` means overlaps are allowed); only ``taken`` applies.
+    * An allocation lives until :meth:`release`; ``confirm`` marks it
+      confirmed (a leaked, unconfirmed one can be pruned by its age).
+    * Every allocation of a scope updates that scope's row, so allocations
+      in one scope are serialised by the database (retried on conflict),
+      while different scopes proceed in parallel.
+    * Owners and scopes are compared exactly (case and Unicode form
+      matter) on every backend; leading or trailing white space is refused.
+    """
+
+    name = "db"
+    keeps_state = True
+    holds_reservations = False
+    prevents_collisions = True
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.database = api.Database(conf)
+
+    # -- allocate ----------------------------------------------------------
+
+    def allocate(self, owner, scope=None, taken=(), ip_version=4):
+        validate_id(owner, "owner")
+        validate_id(scope, "scope", allow_none=True)
+        pool = self.pool(ip_version)
+        taken_set = None
+        if not callable(taken):
+            # Read (and validated) once, before anything is written.
+            taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
+        cidr, new = self.database.write(self._allocate, owner, scope, pool,
+                                        taken, taken_set)
+        if new:
+            LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
+        else:
+            LOG.debug("Owner %s already holds %s in scope %s", owner, cidr,
+                      scope)
+        return cidr
+
+    def _allocate(self, conn, owner, scope, pool, taken, taken_set):
+        if taken_set is None:
+            # A callable is read again on every attempt, at the moment the
+            # driver decides.
+            taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
+        holds, generation = queries.read_state(conn, owner, scope)
+        if holds:
+            return self._held(queries.get(conn, owner), owner, scope,
+                              pool.version), False
+        free_map = pool.free_map(taken_set)
+        if free_map.free == 0:
+            raise self._exhausted(conn, pool, scope, taken_set)
+        if scope is None:
+            index = free_map.nth_free(_RANDOM.randrange(free_map.free))
+        else:
+            index = self._search(conn, pool, scope, taken_set, free_map)
+        network = pool[index]
+        try:
+            queries.insert(conn, [queries.row_values(
+                owner, scope, pool.version, network, False,
+                queries.utcnow())])
+        except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
+            raise _bad_value(owner, scope, e)
+        if scope is not None:
+            queries.claim_scope(conn, scope, generation)
+        return str(network), True
+
+    def _held(self, row, owner, scope, ip_version):
+        if row.scope != scope or row.ip_version != ip_version:
+            raise exceptions.OwnerConflict(
+                owner=owner, cidr=row.cidr,
+                scope=row.scope if row.scope is not None else "(none)")
+        return row.cidr
+
+    def _search(self, conn, pool, scope, taken_set, taken_map):
+        """Pick a free candidate near a random one; see the module doc."""
+        start = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
+        index = start
+        remaining = pool.size
+        width = WINDOW
+        while remaining > 0:
+            hi = min(index + width - 1, _block_end(pool, index),
+                     index + remaining - 1)
+            rows = queries.held_between(conn, scope, pool.version,
+                                        pool.first_address(index),
+                                        pool[hi].last)
+            held = taken_mod.TakenSet(
+                pool.version,
+                [(int(r.range_first, 16), int(r.range_last, 16))
+                 for r in rows])
+            free = _free_between(pool.free_map(taken_set.union(held)),
+                                 index, hi)
+            if free:
+                return _RANDOM.choice(free)
+            remaining -= hi - index + 1
+            index = hi + 1 if hi + 1 < pool.size else 0
+            width *= 2
+        raise self._exhausted(conn, pool, scope, taken_set)
+
+    def _held_in_pool(self, conn, pool, scope):
+        intervals = []
+        for network in pool.networks:
+            intervals.extend(
+                (int(r.range_first, 16), int(r.range_last, 16))
+                for r in queries.held_between(conn, scope, pool.version,
+                                              network.first, network.last))
+        return taken_mod.TakenSet(pool.version, intervals)
+
+    def _exhausted(self, conn, pool, scope, taken_set):
+        if scope is None:
+            held = taken_mod.TakenSet(pool.version)
+        else:
+            held = self._held_in_pool(conn, pool, scope)
+        return self.exhausted(pool, scope,
+                              pool.free_map(taken_set.union(held)),
+                              pool.free_map(held))
+
+    # -- confirm, release, get, list -----------------------------------------
+
+    def confirm(self, owner):
+        validate_id(owner, "owner")
+        if not self.database.write(queries.confirm, owner):
+            LOG.warning("Asked to confirm the allocation of owner %s, which "
+                        "holds none", owner)
+
+    def release(self, owner):
+        validate_id(owner, "owner")
+        released = self.database.write(queries.delete, owner)
+        if released:
+            LOG.info("Released the allocation of owner %s", owner)
+        return released
+
+    def get(self, owner):
+        validate_id(owner, "owner")
+        row = self.database.read(queries.get, owner)
+        return queries.to_allocation(row) if row is not None else None
+
+    def list(self, scope=None):
+        validate_id(scope, "scope", allow_none=True)
+        rows = self.database.read(queries.list_rows, scope)
+        rows = sorted(rows, key=lambda r: (r.scope is not None,
+                                           r.scope or "", r.ip_version,
+                                           r.range_first))
+        return [queries.to_allocation(r) for r in rows]
+
+    def usage(self, scope=None, ip_version=4):
+        """Count what a scope uses of the pool, reading only its rows.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.usage`.
+        """
+        validate_id(scope, "scope", allow_none=True)
+        pool = self.pool(ip_version)
+
+        def read(conn):
+            return (queries.count(conn, scope, pool.version),
+                    self._held_in_pool(conn, pool, scope))
+
+        allocations, held = self.database.read(read)
+        free_map = pool.free_map(held)
+        return {"scope": scope, "ip_version": pool.version,
+                "pool": str(pool), "prefixlen": pool.prefixlen,
+                "size": pool.size, "allocations": allocations,
+                "allocated": free_map.blocked, "free": free_map.free}
+
+    # -- import ------------------------------------------------------------
+
+    def import_allocations(self, allocations):
+        items = [self._import_item(a) for a in allocations]
+        unique = {}
+        for item in items:
+            other = unique.setdefault(item["owner"], item)
+            if other is not item and _key(other) != _key(item):
+                raise exceptions.OwnerConflict(
+                    owner=item["owner"], cidr=other["cidr"],
+                    scope=_scope_text(other["scope"]))
+        items = list(unique.values())
+        _check_batch_overlaps(items)
+        recorded = self.database.write(self._import, items)
+        if recorded:
+            LOG.info("Imported %d allocations", len(recorded))
+        return [queries.to_allocation(_Row(values)) for values in recorded]
+
+    def _import_item(self, allocation):
+        for attribute in ("owner", "cidr", "scope", "ip_version"):
+            if not hasattr(allocation, attribute):
+                raise exceptions.InvalidArgument(
+                    name="allocation", value=allocation,
+                    reason="expected an Allocation, without %s" % attribute)
+        owner = validate_id(allocation.owner, "owner")
+        scope = validate_id(allocation.scope, "scope", allow_none=True)
+        ip_version = base.validate_ip_version(allocation.ip_version)
+        network = taken_mod.parse_cidr(allocation.cidr, "cidr")
+        if network.version != ip_version:
+            raise exceptions.InvalidArgument(
+                name="cidr", value=allocation.cidr,
+                reason="is not an IPv%d network" % ip_version)
+        network = network.cidr
+        created_at = getattr(allocation, "created_at", None)
+        if created_at is None:
+            created_at = queries.utcnow()
+        else:
+            created_at = _naive_utc(created_at)
+        return queries.row_values(
+            owner, scope, ip_version, network,
+            bool(getattr(allocation, "confirmed", True)), created_at)
+
+    def _import(self, conn, items):
+        scopes = {item["scope"] for item in items
+                  if item["scope"] is not None}
+        # The generations first: they guard everything read after them.
+        generations = queries.read_generations(conn, scopes)
+        existing = queries.get_many(conn, [item["owner"] for item in items])
+        new = []
+        for item in items:
+            row = existing.get(item["owner"])
+            if row is None:
+                new.append(item)
+            elif _key(row._mapping) != _key(item):
+                raise exceptions.OwnerConflict(
+                    owner=item["owner"], cidr=row.cidr,
+                    scope=_scope_text(row.scope))
+        for item in new:
+            if item["scope"] is None:
+                continue
+            network = netaddr.IPNetwork(item["cidr"])
+            for row in queries.held_between(conn, item["scope"],
+                                            item["ip_version"],
+                                            network.first, network.last):
+                raise exceptions.AllocationConflict(
+                    cidr=item["cidr"], owner=item["owner"],
+                    scope=item["scope"], other_cidr=row.cidr,
+                    other_owner=row.owner)
+        try:
+            queries.insert(conn, new)
+        except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
+            raise exceptions.InvalidArgument(
+                name="allocations", value="(%d new)" % len(new),
+                reason="the database cannot store an owner or scope (%s)"
+                % api.one_line(e))
+        for scope in sorted({item["scope"] for item in new
+                             if item["scope"] is not None}):
+            queries.claim_scope(conn, scope, generations.get(scope))
+        return new
+
+    def close(self):
+        self.database.close()
+
+
+class _Row(object):
+    """Attribute access to a dictionary of column values."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
+
+
+def _key(values):
+    return (values["cidr"], values["scope"], values["ip_version"])
+
+
+def _scope_text(scope):
+    return scope if scope is not None else "(none)"
+
+
+def _naive_utc(moment):
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(
+            tzinfo=None)
+    return moment.replace(microsecond=0)
+
+
+def _check_batch_overlaps(items):
+    """Refuse a batch whose allocations overlap within a scope."""
+    by_scope = {}
+    for item in items:
+        if item["scope"] is not None:
+            by_scope.setdefault((item["scope"], item["ip_version"]),
+                                []).append(item)
+    for group in by_scope.values():
+        group.sort(key=lambda item: item["range_first"])
+        widest = None
+        for item in group:
+            if widest is not None and (item["range_first"]
+                                       <= widest["range_last"]):
+                raise exceptions.AllocationConflict(
+                    cidr=item["cidr"], owner=item["owner"],
+                    scope=item["scope"], other_cidr=widest["cidr"],
+                    other_owner=widest["owner"])
+            if widest is None or item["range_last"] > widest["range_last"]:
+                widest = item

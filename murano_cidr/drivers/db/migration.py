@@ -1,0 +1,209 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Schema migrations of the ``db`` driver, with alembic.
+
+The driver's tables may share a database with another service, so its
+alembic version table is its own (:data:`VERSION_TABLE`) and migrations only
+ever look at tables named ``murano_cidr_*``. Migrations only go forward
+(``upgrade``); there is no downgrade, as in every OpenStack project.
+
+Public functions take the configuration, build the database from
+``[cidr_allocator_database]`` and close it again; ``*_engine`` variants
+take an engine (for tests and tools that hold one).
+"""
+
+from alembic import command as alembic_command
+from alembic import config as alembic_config
+from alembic import migration as alembic_migration
+from alembic import script as alembic_script
+from oslo_log import log as logging
+
+from murano_cidr.drivers.db import api
+from murano_cidr import exceptions
+
+LOG = logging.getLogger(__name__)
+
+#: The alembic version table of murano-cidr, apart from any other
+#: service's ``alembic_version``.
+VERSION_TABLE = "murano_cidr_alembic_version"
+
+#: The prefix of every table the driver owns.
+TABLE_PREFIX = "murano_cidr_"
+
+SCRIPT_LOCATION = "murano_cidr.drivers.db:alembic"
+
+
+def include_object(obj, name, type_, reflected, compare_to):
+    """Tell alembic to look at the driver's own tables only.
+
+    Used by autogenerate and the model/migration comparison, so the tables
+    of a service sharing the database are never touched or reported.
+    """
+    if type_ == "table":
+        return name.startswith(TABLE_PREFIX) and name != VERSION_TABLE
+    table = getattr(obj, "table", None)
+    if table is not None:
+        return table.name.startswith(TABLE_PREFIX)
+    return True
+
+
+def alembic_configuration(connection=None):
+    """Return the alembic configuration of the driver's migrations.
+
+    :param connection: an open SQLAlchemy connection for ``env.py`` to use.
+    :returns: an :class:`alembic.config.Config`.
+    """
+    config = alembic_config.Config()
+    config.set_main_option("script_location", SCRIPT_LOCATION)
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision():
+    """Return the newest revision this code knows.
+
+    :returns: a revision id string.
+    """
+    script = alembic_script.ScriptDirectory.from_config(
+        alembic_configuration())
+    return script.get_current_head()
+
+
+def known_revisions():
+    """Return every revision id this code knows."""
+    script = alembic_script.ScriptDirectory.from_config(
+        alembic_configuration())
+    return {rev.revision for rev in script.walk_revisions()}
+
+
+def revision_of(connection):
+    """Return the revision recorded in a database.
+
+    :param connection: an open SQLAlchemy connection.
+    :returns: a revision id, or None if the driver's tables were never
+        created (no version table, or an empty one).
+    """
+    context = alembic_migration.MigrationContext.configure(
+        connection, opts={"version_table": VERSION_TABLE})
+    return context.get_current_revision()
+
+
+def check_revision(current, url="the database"):
+    """Check that a recorded revision lets this code run.
+
+    A revision this code does not know is assumed to be newer (the schema
+    was upgraded before this service was); it is logged and accepted.
+
+    :param current: the revision of the database, or None.
+    :param url: the database, for the message.
+    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
+        missing or at an older revision.
+    """
+    head = head_revision()
+    if current == head:
+        return
+    if current is None:
+        raise exceptions.DatabaseNotSynced(
+            url=url, reason="the murano-cidr tables do not exist")
+    if current in known_revisions():
+        raise exceptions.DatabaseNotSynced(
+            url=url, reason="it is at revision %s, this code needs %s"
+            % (current, head))
+    LOG.warning("The allocation database %s is at revision %s, unknown to "
+                "this code (head %s); assuming a newer, compatible schema",
+                url, current, head)
+
+
+def upgrade_engine(engine, revision="head"):
+    """Upgrade the driver's tables in the database of an engine.
+
+    :param engine: an SQLAlchemy engine.
+    :param revision: the target revision.
+    """
+    with engine.begin() as connection:
+        alembic_command.upgrade(alembic_configuration(connection), revision)
+
+
+def stamp_engine(engine, revision):
+    """Record a revision without running migrations.
+
+    :param engine: an SQLAlchemy engine.
+    :param revision: the revision to record (``head`` for the newest).
+    """
+    with engine.begin() as connection:
+        alembic_command.stamp(alembic_configuration(connection), revision)
+
+
+def revision_of_engine(engine):
+    """Return the revision of the database of an engine, or None."""
+    with engine.connect() as connection:
+        return revision_of(connection)
+
+
+def _with_database(conf, func, *args):
+    database = api.Database(conf)
+    try:
+        with database.translate_errors():
+            return func(database.engine, *args)
+    finally:
+        database.close()
+
+
+def _check_known(revision):
+    if revision in ("head", "heads", "base"):
+        return
+    if revision not in known_revisions():
+        raise exceptions.InvalidArgument(
+            name="revision", value=revision,
+            reason="unknown; known revisions: %s"
+            % ", ".join(sorted(known_revisions())))
+
+
+def upgrade(conf, revision="head"):
+    """Create or upgrade the driver's tables (``db sync``).
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param revision: the target revision.
+    :raises murano_cidr.exceptions.InvalidArgument: for an unknown
+        revision.
+    :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+        cannot be reached or the migration fails.
+    """
+    _check_known(revision)
+    _with_database(conf, upgrade_engine, revision)
+    LOG.info("Allocation database upgraded to %s", revision)
+
+
+def stamp(conf, revision):
+    """Record ``revision`` as the schema's without running migrations.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param revision: a known revision, or ``head``.
+    :raises murano_cidr.exceptions.InvalidArgument: for an unknown
+        revision.
+    :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+        cannot be reached.
+    """
+    _check_known(revision)
+    _with_database(conf, stamp_engine, revision)
+
+
+def current_revision(conf):
+    """Return the schema revision of the configured database.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :returns: a revision id, or None for a database without the tables.
+    :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+        cannot be reached.
+    """
+    return _with_database(conf, revision_of_engine)

@@ -1,0 +1,96 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The tables of the ``db`` driver.
+
+Every table is named ``murano_cidr_*`` so that they can share a database with
+another service. On MySQL/MariaDB the tables use the binary ``utf8mb4_bin``
+collation: owners and scopes are compared exactly, as they are on
+PostgreSQL and SQLite (``Net-1`` and ``net-1`` are two owners).
+
+Addresses are stored as fixed-width, zero-padded, lower-case hexadecimal
+strings (32 digits, for IPv4 and IPv6 alike), so that ordering the strings
+orders the addresses on every backend and an overlap query is an index
+range scan.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+#: The width of an owner or scope column; see
+#: :data:`murano_cidr.drivers.base.MAX_ID_LENGTH`.
+ID_LENGTH = 255
+
+#: The width of an address column: 128 bits in hexadecimal.
+ADDRESS_LENGTH = 32
+
+_TABLE_ARGS = {
+    "mysql_engine": "InnoDB",
+    "mysql_charset": "utf8mb4",
+    "mysql_collate": "utf8mb4_bin",
+}
+
+BASE = orm.declarative_base()
+
+
+def address_key(address):
+    """Return the stored, sortable form of an address.
+
+    :param address: an integer (``netaddr.IPNetwork.first`` or ``.last``).
+    :returns: a 32-digit lower-case hexadecimal string.
+    """
+    return "%032x" % address
+
+
+class Scope(BASE):
+    """One row per scope that ever had an allocation.
+
+    ``generation`` grows by one with every allocation recorded in the scope.
+    An allocator reads it, checks for overlaps, inserts, and then moves it
+    on with a compare-and-swap; if another allocator moved it meanwhile, the
+    transaction is retried. Allocations without a scope have no row here,
+    because nothing about them must be checked.
+    """
+
+    __tablename__ = "murano_cidr_scopes"
+    __table_args__ = _TABLE_ARGS
+
+    scope = sa.Column(sa.String(ID_LENGTH), primary_key=True)
+    generation = sa.Column(sa.BigInteger, nullable=False)
+
+
+class Allocation(BASE):
+    """A CIDR held by an owner.
+
+    ``owner`` is unique: an owner holds one CIDR. ``(scope, ip_version,
+    range_first)`` is unique, so two allocators that picked the same
+    candidate conflict in the database itself; overlaps between different
+    prefix lengths are excluded by the scope's compare-and-swap.
+    """
+
+    __tablename__ = "murano_cidr_allocations"
+    __table_args__ = (
+        sa.UniqueConstraint("owner", name="uniq_murano_cidr_alloc0owner"),
+        sa.UniqueConstraint("scope", "ip_version", "range_first",
+                            name="uniq_murano_cidr_alloc0scope0first"),
+        _TABLE_ARGS,
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    owner = sa.Column(sa.String(ID_LENGTH), nullable=False)
+    scope = sa.Column(sa.String(ID_LENGTH), nullable=True)
+    ip_version = sa.Column(sa.SmallInteger, nullable=False)
+    cidr = sa.Column(sa.String(64), nullable=False)
+    range_first = sa.Column(sa.String(ADDRESS_LENGTH), nullable=False)
+    range_last = sa.Column(sa.String(ADDRESS_LENGTH), nullable=False)
+    confirmed = sa.Column(sa.Boolean, nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)

@@ -1,0 +1,228 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The SQL of the ``db`` driver: one function per statement or question.
+
+Every function takes an open connection inside a transaction
+(:meth:`murano_cidr.drivers.db.api.Database.write` or ``read``) and uses
+SQLAlchemy Core only, the same on SQLite, MySQL/MariaDB and PostgreSQL.
+
+Live allocations of one scope never overlap, so sorted by their first
+address they are sorted by their last too. "What overlaps [first, last]?"
+is therefore the rows starting inside the range plus at most one row
+starting before it (the predecessor): two index range scans, whatever the
+number of rows.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+from murano_cidr.drivers import base
+from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import models
+
+ALLOCATIONS = models.Allocation.__table__
+SCOPES = models.Scope.__table__
+
+#: Owners looked up per statement when many are read at once.
+CHUNK = 500
+
+_COLUMNS = (ALLOCATIONS.c.owner, ALLOCATIONS.c.scope,
+            ALLOCATIONS.c.ip_version, ALLOCATIONS.c.cidr,
+            ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
+            ALLOCATIONS.c.confirmed, ALLOCATIONS.c.created_at)
+
+
+def utcnow():
+    """Return the time to record: naive UTC, whole seconds.
+
+    Whole seconds, because MySQL's DATETIME keeps no fraction: every
+    backend then returns what was written.
+    """
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.replace(tzinfo=None, microsecond=0)
+
+
+def to_allocation(row):
+    """Turn a row into a :class:`~murano_cidr.drivers.base.Allocation`."""
+    created_at = row.created_at
+    if created_at is not None and created_at.tzinfo is None:
+        created_at = created_at.replace(tzinfo=datetime.timezone.utc)
+    return base.Allocation(owner=row.owner, cidr=row.cidr, scope=row.scope,
+                           ip_version=row.ip_version,
+                           confirmed=bool(row.confirmed),
+                           created_at=created_at)
+
+
+def _scope_is(scope):
+    if scope is None:
+        return ALLOCATIONS.c.scope.is_(None)
+    return ALLOCATIONS.c.scope == scope
+
+
+def read_state(conn, owner, scope):
+    """Read whether ``owner`` holds a CIDR, and the scope's generation.
+
+    One statement, the first of an allocation, so the generation is read
+    before anything it protects.
+
+    :returns: ``(holds, generation)``; ``generation`` is None for a scope
+        without a row (or no scope).
+    """
+    holds = sa.select(ALLOCATIONS.c.id).where(
+        ALLOCATIONS.c.owner == owner).scalar_subquery()
+    if scope is None:
+        generation = sa.null()
+    else:
+        generation = sa.select(SCOPES.c.generation).where(
+            SCOPES.c.scope == scope).scalar_subquery()
+    row = conn.execute(sa.select(holds.label("holds"),
+                                 generation.label("generation"))).one()
+    return row.holds is not None, row.generation
+
+
+def read_generations(conn, scopes):
+    """Return the generation of each scope that has a row.
+
+    :returns: a dictionary from scope to generation.
+    """
+    result = {}
+    scopes = sorted(scopes)
+    for i in range(0, len(scopes), CHUNK):
+        chunk = scopes[i:i + CHUNK]
+        for row in conn.execute(
+                sa.select(SCOPES.c.scope, SCOPES.c.generation).where(
+                    SCOPES.c.scope.in_(chunk))):
+            result[row.scope] = row.generation
+    return result
+
+
+def claim_scope(conn, scope, generation):
+    """Move a scope's generation on, if nobody else did meanwhile.
+
+    :param generation: what :func:`read_state` returned; None creates the
+        scope's row (a concurrent creator makes it a duplicate key).
+    :raises oslo_db.exception.RetryRequest: if the generation changed: the
+        transaction must be retried.
+    """
+    if generation is None:
+        conn.execute(sa.insert(SCOPES).values(scope=scope, generation=1))
+        return
+    result = conn.execute(
+        sa.update(SCOPES)
+        .where(SCOPES.c.scope == scope, SCOPES.c.generation == generation)
+        .values(generation=generation + 1))
+    if result.rowcount != 1:
+        raise api.lost_race(scope)
+
+
+def get(conn, owner):
+    """Return the row of ``owner``, or None."""
+    return conn.execute(sa.select(*_COLUMNS).where(
+        ALLOCATIONS.c.owner == owner)).first()
+
+
+def get_many(conn, owners):
+    """Return the rows of several owners, as a dictionary by owner."""
+    result = {}
+    owners = sorted(set(owners))
+    for i in range(0, len(owners), CHUNK):
+        chunk = owners[i:i + CHUNK]
+        for row in conn.execute(sa.select(*_COLUMNS).where(
+                ALLOCATIONS.c.owner.in_(chunk))):
+            result[row.owner] = row
+    return result
+
+
+def list_rows(conn, scope=None):
+    """Return every row, or those of one scope."""
+    stmt = sa.select(*_COLUMNS)
+    if scope is not None:
+        stmt = stmt.where(ALLOCATIONS.c.scope == scope)
+    return conn.execute(stmt).fetchall()
+
+
+def held_between(conn, scope, ip_version, first, last):
+    """Return the rows of a scope that overlap ``[first, last]``.
+
+    Correct for scopes whose rows do not overlap each other (every scope
+    but None): the rows starting in the range, plus the predecessor if it
+    reaches into the range. For the None scope the rows starting in the
+    range are exact; an earlier row reaching in may be missed.
+
+    :param first: first address, as an integer.
+    :param last: last address, as an integer.
+    :returns: rows with ``range_first``, ``range_last``, ``cidr`` and
+        ``owner``, at most one of them starting before ``first``.
+    """
+    lo = models.address_key(first)
+    hi = models.address_key(last)
+    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
+               ALLOCATIONS.c.cidr, ALLOCATIONS.c.owner)
+    where = (_scope_is(scope), ALLOCATIONS.c.ip_version == ip_version)
+    predecessor = (
+        sa.select(*columns)
+        .where(*where, ALLOCATIONS.c.range_first < lo)
+        .order_by(ALLOCATIONS.c.range_first.desc())
+        .limit(1)
+        .subquery("predecessor"))
+    inside = sa.select(*columns).where(*where,
+                                       ALLOCATIONS.c.range_first >= lo,
+                                       ALLOCATIONS.c.range_first <= hi)
+    rows = conn.execute(sa.union_all(sa.select(predecessor), inside))
+    return sorted((row for row in rows if row.range_last >= lo),
+                  key=lambda row: row.range_first)
+
+
+def count(conn, scope, ip_version):
+    """Return how many allocations a scope holds in one IP version."""
+    return conn.execute(
+        sa.select(sa.func.count()).select_from(ALLOCATIONS).where(
+            _scope_is(scope), ALLOCATIONS.c.ip_version == ip_version)
+    ).scalar()
+
+
+def insert(conn, allocations):
+    """Insert allocations.
+
+    :param allocations: dictionaries with every column but ``id``.
+    """
+    if allocations:
+        conn.execute(sa.insert(ALLOCATIONS), allocations)
+
+
+def row_values(owner, scope, ip_version, network, confirmed, created_at):
+    """Return the column values of an allocation of ``network``.
+
+    :param network: a :class:`netaddr.IPNetwork` without host bits.
+    """
+    return {"owner": owner, "scope": scope, "ip_version": ip_version,
+            "cidr": str(network),
+            "range_first": models.address_key(network.first),
+            "range_last": models.address_key(network.last),
+            "confirmed": confirmed, "created_at": created_at}
+
+
+def delete(conn, owner):
+    """Delete the row of ``owner``; return True if there was one."""
+    result = conn.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.owner == owner))
+    return result.rowcount > 0
+
+
+def confirm(conn, owner):
+    """Mark the allocation of ``owner`` confirmed; True if there is one."""
+    result = conn.execute(
+        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.owner == owner)
+        .values(confirmed=True))
+    return result.rowcount > 0
