@@ -294,7 +294,8 @@ class LockDriver(base.AllocatorDriver):
             reason = "its lock expired or was taken over"
         except exceptions.LockUnavailable as e:
             still_held = False
-            reason = "its lock could not be checked: %s" % e
+            reason = "its lock could not be checked: %s is unreachable: %s" % (
+                self.backend.description, e.kwargs.get("reason", e))
         held.reservation.release()
         with self._mutex:
             if self._held.get(owner) is not held:

@@ -1,0 +1,300 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``lock`` driver under real concurrency: processes, threads, kill -9,
+and a Redis that goes away.
+
+Every engine plugs the subnet of each CIDR it is given into a model router
+(:mod:`.model_router`) while it holds the reservation, and the router
+refuses, and records, any overlap. The invariant checked is that it never
+had to.
+"""
+
+import collections
+import multiprocessing
+import os
+import queue
+import threading
+import uuid
+
+import netaddr
+import tenacity
+
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+from murano_cidr.tests.functional.lock import model_router
+from murano_cidr.tests.functional.lock import redis_server
+from murano_cidr.tests.functional.lock import workers
+
+#: 64 candidate /24s: small enough that engines contend for them.
+POOL = {"pool_cidrs": ["10.40.0.0/18"], "subnet_prefixlen": 24}
+#: 8 candidate /24s, for the kill -9 tests.
+SMALL_POOL = {"pool_cidrs": ["10.41.0.0/21"], "subnet_prefixlen": 24}
+#: Seconds to wait for any process or condition; never reached when the
+#: code is right.
+DEADLINE = 120
+
+
+def _until(condition, timeout=DEADLINE):
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_delay(timeout),
+        wait=tenacity.wait_fixed(0.1),
+        retry=tenacity.retry_if_result(lambda ok: not ok))
+    try:
+        return retrying(condition)
+    except tenacity.RetryError:
+        return False
+
+
+class EngineHarness(object):
+    """Engines in processes, the model router, the checks (a mixin)."""
+
+    #: ``[cidr_allocator]`` options of the backend under test.
+    backend = None
+
+    def setUp(self):
+        super().setUp()
+        self.spawn = multiprocessing.get_context("spawn")
+        self.lock_path = os.path.join(self.state_path, "locks")
+        self.router_path = os.path.join(self.state_path, "routers.sqlite")
+        self.router = "router-%s" % uuid.uuid4().hex
+        self.routers = model_router.ModelRouter(self.router_path)
+        self.addCleanup(self.routers.close)
+
+    def settings(self, pool=POOL, **extra):
+        result = {"driver": "lock"}
+        result.update(pool)
+        result.update(self.backend or {})
+        result.update(extra)
+        return result
+
+    def allocator(self, **settings):
+        driver = workers.build_allocator(self.settings(**settings),
+                                         self.lock_path)
+        self.addCleanup(driver.close)
+        return driver
+
+    def start(self, target, *args):
+        process = self.spawn.Process(target=target, args=args, daemon=True)
+        process.start()
+        self.addCleanup(self._reap, process)
+        return process
+
+    def _reap(self, process):
+        if process.is_alive():
+            redis_server.kill_and_reap(process)
+
+    def start_engines(self, processes, count, keep, settings=None):
+        results = self.spawn.Queue()
+        engines = [self.start(workers.engine,
+                              settings or self.settings(), self.lock_path,
+                              self.router_path, self.router, "e%d" % i,
+                              count, keep, results)
+                   for i in range(processes)]
+        return engines, results
+
+    def finish_engines(self, engines, results, count):
+        """Wait for the engines and check each deployed ``count``."""
+        reports = []
+        for _ in engines:
+            try:
+                reports.append(results.get(timeout=DEADLINE))
+            except queue.Empty:
+                self.fail("an engine did not report within %d s" % DEADLINE)
+        for process in engines:
+            process.join(timeout=DEADLINE)
+            self.assertEqual(0, process.exitcode)
+        for report in reports:
+            self.assertEqual(count, report.get("deployed", 0), report)
+        return reports
+
+    def assertNeverCollided(self, reports=()):
+        self.assertEqual([], self.routers.collisions())
+        self.assertEqual(0, sum(r.get("collisions", 0) for r in reports))
+        nets = sorted(netaddr.IPNetwork(c)
+                      for c in self.routers.cidrs(self.router))
+        for a, b in zip(nets, nets[1:]):
+            self.assertLess(a.last, b.first)
+
+
+class ScenarioTests(EngineHarness):
+    """What every backend must survive (a mixin)."""
+
+    def test_8_processes_100_deployments_each(self):
+        engines, results = self.start_engines(8, 100, keep=4)
+        reports = self.finish_engines(engines, results, 100)
+        self.assertNeverCollided(reports)
+        self.assertEqual(800, self.routers.created(self.router))
+
+    def test_16_threads_share_one_allocator(self):
+        driver = self.allocator()
+        counters = collections.Counter()
+        errors = []
+        barrier = threading.Barrier(16)
+        lock = threading.Lock()
+
+        def thread(i):
+            routers = model_router.ModelRouter(self.router_path)
+            mine = collections.Counter()
+            try:
+                barrier.wait()
+                workers.deploy(driver, routers, self.router, "t%d" % i, 25,
+                               2, mine)
+            except Exception as e:
+                errors.append(e)
+            finally:
+                routers.close()
+                with lock:
+                    counters.update(mine)
+
+        threads = [threading.Thread(target=thread, args=(i,))
+                   for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=DEADLINE)
+        self.assertEqual([], errors)
+        self.assertNeverCollided()
+        self.assertEqual(0, counters["collisions"])
+        self.assertEqual(16 * 25, counters["deployed"])
+
+    def _kill_a_holder(self, **settings):
+        """Start a holder of half the small pool, check it holds, kill it.
+
+        :returns: the CIDRs it held and the allocator of this process.
+        """
+        settings = self.settings(pool=SMALL_POOL, **settings)
+        reported = self.spawn.Queue()
+        victim = self.start(workers.holder, settings, self.lock_path,
+                            self.router, "victim", 4, reported)
+        held = set(reported.get(timeout=DEADLINE))
+        self.assertEqual(4, len(held))
+        driver = self.allocator(**settings)
+        mine = {driver.allocate("before-%d" % i, scope=self.router)
+                for i in range(4)}
+        self.assertEqual(set(), mine & held)
+        self.assertRaises(exceptions.PoolExhausted, driver.allocate,
+                          "before-5", scope=self.router)
+        for i in range(4):
+            driver.release("before-%d" % i)
+        redis_server.kill_and_reap(victim)
+        return held, driver, settings
+
+    def _allocate_everything(self, driver, attempt):
+        """Try to allocate the whole small pool; release it all again."""
+        owners = ["after-%d-%d" % (attempt, i) for i in range(8)]
+        got = set()
+        try:
+            for owner in owners:
+                got.add(driver.allocate(owner, scope=self.router))
+        except exceptions.PoolExhausted:
+            return None
+        finally:
+            for owner in owners:
+                driver.release(owner)
+        return got
+
+    def _survivors_never_overlap(self, settings):
+        engines, results = self.start_engines(4, 20, keep=1,
+                                              settings=settings)
+        reports = self.finish_engines(engines, results, 20)
+        self.assertNeverCollided(reports)
+
+
+class TestFileLocks(ScenarioTests, base.TestCase):
+    """oslo.concurrency file locks: the engines of one host."""
+
+    backend = {}
+
+    def test_kill_9_frees_the_reservations_at_once(self):
+        held, driver, settings = self._kill_a_holder()
+        # The kernel dropped the dead process's locks when it was reaped.
+        everything = self._allocate_everything(driver, 0)
+        self.assertIsNotNone(everything)
+        self.assertEqual(set(), held - everything)
+        self._survivors_never_overlap(settings)
+
+
+class TestRedisLocks(ScenarioTests, base.TestCase):
+    """tooz locks on the machine's Redis: engines on many hosts."""
+
+    backend = {"coordination_url": "redis://%s:%d"
+               % redis_server.MACHINE_REDIS}
+
+    def setUp(self):
+        super().setUp()
+        self.require_service(
+            redis_server.answers(*redis_server.MACHINE_REDIS),
+            "Redis on %s:%d" % redis_server.MACHINE_REDIS)
+
+    def test_kill_9_frees_the_reservations_after_the_lock_timeout(self):
+        held, driver, settings = self._kill_a_holder(lock_timeout=2)
+        attempts = iter(range(10 ** 6))
+        everything = []
+
+        def all_free():
+            got = self._allocate_everything(driver, next(attempts))
+            everything.append(got)
+            return got is not None
+
+        self.assertTrue(_until(all_free),
+                        "the dead holder's locks never expired")
+        self.assertEqual(set(), held - everything[-1])
+        self._survivors_never_overlap(settings)
+
+
+class TestRedisOutage(EngineHarness, base.TestCase):
+    """A Redis of the test's own, stopped and started while engines run."""
+
+    def setUp(self):
+        super().setUp()
+        self.server = redis_server.RedisServer()
+        self.require_service(self.server.available,
+                             "the redis-server binary")
+        self.useFixture(self.server)
+
+    def _allocates(self, driver, owner):
+        try:
+            driver.allocate(owner, scope=self.router)
+        except exceptions.LockUnavailable:
+            return False
+        return True
+
+    def test_redis_stopped_mid_run(self):
+        # Locks outlive the short outage: the server keeps them in its
+        # append-only file, and their timeout is far longer than a restart.
+        settings = self.settings(coordination_url=self.server.url,
+                                 lock_timeout=30)
+        driver = self.allocator(coordination_url=self.server.url,
+                                lock_timeout=30)
+        driver.allocate("p-1", scope=self.router)
+        driver.confirm("p-1")
+        engines, results = self.start_engines(4, 60, keep=3,
+                                              settings=settings)
+        self.assertTrue(_until(
+            lambda: self.routers.created(self.router) >= 20))
+        held = driver.allocate("p-held", scope=self.router)
+
+        self.server.stop()
+        e = self.assertRaises(exceptions.LockUnavailable, driver.allocate,
+                              "p-2", scope=self.router)
+        self.assertIn(self.server.url, str(e))
+        self.assertIsNone(driver.get("p-2"))
+        e = self.assertRaises(exceptions.ReservationLost, driver.confirm,
+                              "p-held")
+        self.assertIn(held, str(e))
+
+        self.server.start()
+        self.assertTrue(_until(lambda: self._allocates(driver, "p-3")),
+                        "allocations did not resume after the restart")
+        reports = self.finish_engines(engines, results, 60)
+        self.assertNeverCollided(reports)
