@@ -27,6 +27,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from murano_cidr.cmd import allocations
+from murano_cidr.cmd import bench
 from murano_cidr.cmd import common
 from murano_cidr.cmd import operations
 from murano_cidr.cmd import simulate
@@ -34,7 +35,7 @@ from murano_cidr.cmd import simulate
 PROG = "murano-cidr"
 
 #: The modules whose ``register(subparsers)`` add commands, in help order.
-COMMAND_MODULES = [allocations, operations, simulate]
+COMMAND_MODULES = [allocations, operations, simulate, bench]
 
 
 def add_command_parsers(subparsers):

@@ -47,7 +47,7 @@ class TestSimulate(base.TestCase):
         # 14 trials would do; 20 leave a wide margin.
         self.assertGreaterEqual(TRIALS, stats.trials_for_certainty(
             stats.birthday_bound(K, SLOTS), 1e-9))
-        drivers = ["legacy", "lock"]
+        drivers = ["legacy", "lock", "db"]
         installed = allocator.installed_drivers()
         for name in drivers:
             self.assertIn(name, installed)

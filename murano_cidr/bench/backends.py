@@ -1,0 +1,214 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The driver/backend pairs the benchmark measures, and their baselines.
+
+A backend says how to configure its driver, whether its service answers
+(an unreachable one is skipped, with the reason in the output), and what
+one bare operation of that service costs, measured in the same run: one
+plain INSERT transaction on the same database, one lock acquire/release on
+the same lock backend. Driver timings divided by that baseline read the
+same on a fast or a slow machine.
+"""
+
+import dataclasses
+import os
+import typing
+import uuid
+
+from oslo_concurrency import lockutils
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from murano_cidr.bench import timing
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_MYSQL_URL = ("mysql+pymysql://openstack_citest:openstack_citest"
+                     "@127.0.0.1/openstack_citest")
+DEFAULT_POSTGRESQL_URL = ("postgresql+psycopg2://openstack_citest:"
+                          "openstack_citest@127.0.0.1/openstack_citest")
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+
+#: Every backend, in output order.
+NAMES = ("random", "legacy", "db-sqlite", "db-mysql", "db-postgresql",
+         "lock-file", "lock-redis")
+
+_BASELINE_TABLE = "murano_cidr_bench_baseline"
+
+
+def _one_line(error):
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+@dataclasses.dataclass
+class Backend(object):
+    """One driver on one backend.
+
+    :ivar name: e.g. ``db-mysql``.
+    :ivar driver: the driver's entry point name.
+    :ivar config: extra configuration, ``{group: {option: value}}``.
+    :ivar url: the service's URL, if any (database or lock service).
+    """
+
+    name: str
+    driver: str
+    config: typing.Dict[str, typing.Dict[str, typing.Any]] = (
+        dataclasses.field(default_factory=dict))
+    url: typing.Optional[str] = None
+
+    @property
+    def kind(self):
+        """``none``, ``sql``, ``file-lock`` or ``tooz``."""
+        if self.driver == "db":
+            return "sql"
+        if self.driver == "lock":
+            return "tooz" if self.url else "file-lock"
+        return "none"
+
+    def groups(self, pool, state_path):
+        """Return the whole configuration of this backend's driver."""
+        groups = {opts.GROUP: dict(pool, driver=self.driver,
+                                   state_path=state_path)}
+        for group, values in self.config.items():
+            groups.setdefault(group, {}).update(values)
+        return groups
+
+    def probe(self):
+        """Return None if the service answers, else why it does not."""
+        try:
+            if self.kind == "sql":
+                engine = sa.create_engine(self.url)
+                try:
+                    with engine.connect() as conn:
+                        conn.execute(sa.text("SELECT 1"))
+                finally:
+                    engine.dispose()
+            elif self.kind == "tooz":
+                import redis
+                client = redis.Redis.from_url(self.url,
+                                              socket_connect_timeout=2)
+                try:
+                    client.ping()
+                finally:
+                    client.close()
+        except Exception as e:
+            return "%s is unreachable: %s" % (
+                _safe_url(self.url), _one_line(e))
+        return None
+
+    def prepare(self, conf):
+        """Create the schema the driver needs (the db driver's tables)."""
+        if self.kind == "sql":
+            from murano_cidr.drivers.db import migration
+            migration.upgrade(conf)
+
+    def baseline(self, conf, repeat):
+        """Time one bare operation of the service.
+
+        :param conf: the driver's configuration (for the lock path).
+        :param repeat: how many operations to time.
+        :returns: ``(what, p50 seconds)``, or None for drivers without a
+            service.
+        """
+        if self.kind == "sql":
+            return "INSERT transaction", _insert_baseline(self.url, repeat)
+        if self.kind == "file-lock":
+            path = os.path.join(opts.state_path(conf), "baseline-locks")
+            return ("file lock acquire/release",
+                    _file_lock_baseline(path, repeat))
+        if self.kind == "tooz":
+            return ("tooz lock acquire/release",
+                    _tooz_lock_baseline(self.url, repeat))
+        return None
+
+
+def _safe_url(url):
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return url
+
+
+def _insert_baseline(url, repeat):
+    engine = sa.create_engine(url)
+    metadata = sa.MetaData()
+    table = sa.Table(
+        _BASELINE_TABLE + "_" + uuid.uuid4().hex[:8], metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("value", sa.String(64), nullable=False))
+    metadata.create_all(engine)
+    try:
+        def insert():
+            with engine.begin() as conn:
+                conn.execute(table.insert().values(value=uuid.uuid4().hex))
+        insert()
+        return timing.percentile(
+            [timing.time_call(insert)[0] for _ in range(repeat)], 0.5)
+    finally:
+        metadata.drop_all(engine)
+        engine.dispose()
+
+
+def _file_lock_baseline(path, repeat):
+    os.makedirs(path, exist_ok=True)
+
+    def lock():
+        with lockutils.lock("baseline", external=True, lock_path=path):
+            pass
+    return timing.percentile(
+        [timing.time_call(lock)[0] for _ in range(repeat)], 0.5)
+
+
+def _tooz_lock_baseline(url, repeat):
+    from tooz import coordination
+    coordinator = coordination.get_coordinator(
+        url, ("murano-cidr-bench-" + uuid.uuid4().hex).encode())
+    coordinator.start(start_heart=True)
+    try:
+        lock = coordinator.get_lock(b"murano-cidr-bench-baseline")
+
+        def cycle():
+            lock.acquire()
+            lock.release()
+        return timing.percentile(
+            [timing.time_call(cycle)[0] for _ in range(repeat)], 0.5)
+    finally:
+        coordinator.stop()
+
+
+def backends(mysql_url=DEFAULT_MYSQL_URL,
+             postgresql_url=DEFAULT_POSTGRESQL_URL,
+             redis_url=DEFAULT_REDIS_URL, sqlite_path=None):
+    """Return every :class:`Backend`, by name.
+
+    :param sqlite_path: the SQLite file of ``db-sqlite`` (a file in the
+        driver's state directory if None).
+    """
+    db = opts.DATABASE_GROUP
+    sqlite_url = "sqlite:///" + sqlite_path if sqlite_path else None
+    return {
+        "random": Backend("random", "random"),
+        "legacy": Backend("legacy", "legacy"),
+        "db-sqlite": Backend("db-sqlite", "db",
+                             {db: {"connection": sqlite_url}}, sqlite_url),
+        "db-mysql": Backend("db-mysql", "db", {db: {"connection": mysql_url}},
+                            mysql_url),
+        "db-postgresql": Backend("db-postgresql", "db",
+                                 {db: {"connection": postgresql_url}},
+                                 postgresql_url),
+        "lock-file": Backend("lock-file", "lock"),
+        "lock-redis": Backend("lock-redis", "lock",
+                              {opts.GROUP: {"coordination_url": redis_url}},
+                              redis_url),
+    }

@@ -1,0 +1,243 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Pool math at scale, and the two performance targets of the pool.
+
+Everything here runs in one process, in memory, with ``taken`` given as
+strings, the way Neutron reports subnets:
+
+* the cost of one whole ``allocate`` (``random`` driver) from a pool of
+  65,536 candidates with 60,000 taken, against merely parsing those 60,000
+  strings with netaddr (target: at most 2x);
+* the same from a ``/8`` cut into ``/30`` s (4,194,304 candidates) with
+  100,000 taken;
+* a whole ``allocate`` from 4,096 candidates with 3,500 taken, against
+  Murano's original scan (target: at least 1,000x faster).
+
+Each target is a ratio of two timings from the same run, so it reads the
+same on a slow or a busy machine.
+"""
+
+import dataclasses
+import random
+import typing
+import uuid
+
+import netaddr
+from oslo_log import log as logging
+
+from murano_cidr import allocator
+from murano_cidr.bench import timing
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+#: The parse-bound target: allocate / parse at most this.
+PARSE_RATIO_LIMIT = 2.0
+
+#: The speed-up target over Murano's scan: at least this.
+SCAN_SPEEDUP_LIMIT = 1000.0
+
+
+class MuranoScan(object):
+    """Murano's original pick, as its ``NetworkExplorer`` did it.
+
+    The baseline of the speed-up target, kept as it was: the candidate list
+    is built once (as Murano did at start-up, so it is not timed); each pick
+    parses the taken CIDRs into :class:`netaddr.IPNetwork` (Murano built
+    them from Neutron's subnets), starts at ``hash(owner)`` and probes
+    linearly, testing each candidate for containment, both ways, against
+    every taken network until one contains the other.
+
+    :param parent: the network the candidates are cut from.
+    :param prefixlen: the candidates' prefix length.
+    """
+
+    def __init__(self, parent, prefixlen):
+        self.candidates = list(netaddr.IPNetwork(parent).subnet(prefixlen))
+
+    @staticmethod
+    def _overlap(cidr1, cidr2):
+        return (cidr1 in cidr2) or (cidr2 in cidr1)
+
+    def pick(self, owner, taken):
+        """Return the CIDR Murano picked for ``owner``, or None if full.
+
+        :param owner: the network id.
+        :param taken: CIDR strings on the router.
+        """
+        taken_cidrs = [netaddr.IPNetwork(cidr) for cidr in taken]
+        start = hash(owner)
+        fails = 0
+        while fails < len(self.candidates):
+            cidr = self.candidates[(start + fails) % len(self.candidates)]
+            if any(self._overlap(cidr, t) for t in taken_cidrs):
+                fails += 1
+            else:
+                return str(cidr)
+        return None
+
+
+@dataclasses.dataclass
+class Measure(object):
+    """One pool-math measurement."""
+
+    name: str
+    candidates: int
+    taken: int
+    seconds: float
+    what: str
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Target(object):
+    """A target of issue 2, as a ratio from one run."""
+
+    name: str
+    ratio: float
+    limit: float
+    at_most: bool
+    detail: str
+
+    @property
+    def passed(self):
+        """Whether the measured ratio meets the target."""
+        if self.at_most:
+            return self.ratio <= self.limit
+        return self.ratio >= self.limit
+
+    def to_dict(self):
+        result = dataclasses.asdict(self)
+        result["passed"] = self.passed
+        return result
+
+
+def random_driver(pool_cidrs, prefixlen):
+    """Build the ``random`` driver on an explicit pool."""
+    return allocator.get_allocator(timing.make_conf({opts.GROUP: {
+        "driver": "random", "pool_cidrs": pool_cidrs,
+        "subnet_prefixlen": prefixlen}}))
+
+
+def sample_taken(pool, count, rng, packed=False):
+    """Return ``count`` candidates of ``pool`` as strings, in random order.
+
+    :param pool: a :class:`~murano_cidr.pool.Pool`.
+    :param count: how many.
+    :param rng: a :class:`random.Random`.
+    :param packed: take the first ``count`` candidates rather than a
+        uniform sample.
+    """
+    if packed:
+        indexes = list(range(count))
+    else:
+        indexes = rng.sample(range(pool.size), count)
+    rng.shuffle(indexes)
+    return [pool.cidr(i) for i in indexes]
+
+
+def _allocate_time(driver, taken, repeat):
+    return timing.median_time(
+        lambda: driver.allocate(str(uuid.uuid4()), taken=taken), repeat)
+
+
+def _parse_time(taken, repeat):
+    return timing.median_time(
+        lambda: [netaddr.IPNetwork(cidr) for cidr in taken], repeat)
+
+
+def run(repeat=3, scan_owners=5, seed=1502437,
+        progress: typing.Optional[typing.Callable[[], None]] = None):
+    """Run every pool-math measurement and check both targets.
+
+    :param repeat: timings per measurement; the median is kept.
+    :param scan_owners: owners (hash starts) Murano's scan is timed for;
+        its cost depends on where the start falls, so the mean is kept.
+    :param seed: seeds the taken CIDRs chosen.
+    :param progress: called after each measurement.
+    :returns: ``(measures, targets)``: lists of :class:`Measure` and
+        :class:`Target`.
+    """
+    step = progress or (lambda: None)
+    rng = random.Random(seed)
+    measures = []
+    targets = []
+
+    # 65,536 candidates, 60,000 taken.
+    driver = random_driver(["10.0.0.0/8"], 24)
+    pool = driver.pool()
+    taken = sample_taken(pool, 60000, rng)
+    parse = _parse_time(taken, repeat)
+    alloc = _allocate_time(driver, taken, repeat)
+    measures += [
+        Measure("parse-60k", pool.size, len(taken), parse,
+                "netaddr.IPNetwork() of every taken string"),
+        Measure("allocate-64k", pool.size, len(taken), alloc,
+                "one whole random-driver allocate"),
+    ]
+    targets.append(Target(
+        "allocate 65,536 / 60,000 taken vs parsing 60,000 strings",
+        alloc / parse, PARSE_RATIO_LIMIT, True,
+        "%.1f ms / %.1f ms" % (alloc * 1e3, parse * 1e3)))
+    driver.close()
+    step()
+
+    # A /8 cut into /30s: 4,194,304 candidates, 100,000 taken.
+    driver = random_driver(["10.0.0.0/8"], 30)
+    pool = driver.pool()
+    taken = sample_taken(pool, 100000, rng)
+    alloc = _allocate_time(driver, taken, repeat)
+    parse = _parse_time(taken, repeat)
+    measures += [
+        Measure("parse-100k", pool.size, len(taken), parse,
+                "netaddr.IPNetwork() of every taken string"),
+        Measure("allocate-4M", pool.size, len(taken), alloc,
+                "one whole random-driver allocate"),
+    ]
+    driver.close()
+    step()
+
+    # 4,096 candidates, 3,500 taken: against Murano's scan, for a uniform
+    # layout and for a packed one (the first 3,500 taken), where most
+    # starts fall into one long run of taken candidates.
+    driver = random_driver(["10.0.0.0/12"], 24)
+    pool = driver.pool()
+    scan = MuranoScan("10.0.0.0/12", 24)
+    owners = [str(uuid.UUID(int=rng.getrandbits(128), version=4))
+              for _ in range(max(1, scan_owners))]
+    for layout in ("uniform", "packed"):
+        taken = sample_taken(pool, 3500, rng, packed=layout == "packed")
+        alloc = _allocate_time(driver, taken, repeat)
+        scans = [timing.time_call(scan.pick, owner, taken)[0]
+                 for owner in owners]
+        scan_time = sum(scans) / len(scans)
+        measures += [
+            Measure("allocate-4k-%s" % layout, pool.size, len(taken), alloc,
+                    "one whole random-driver allocate"),
+            Measure("murano-scan-4k-%s" % layout, pool.size, len(taken),
+                    scan_time, "Murano's hash-and-probe scan, mean of %d "
+                    "owners" % len(owners)),
+        ]
+        targets.append(Target(
+            "allocate 4,096 / 3,500 taken (%s) vs Murano's scan" % layout,
+            scan_time / alloc, SCAN_SPEEDUP_LIMIT, False,
+            "%.1f ms / %.2f ms" % (scan_time * 1e3, alloc * 1e3)))
+        step()
+    driver.close()
+    return measures, targets
+
+
+#: How many times :func:`run` calls ``progress``.
+STEPS = 4

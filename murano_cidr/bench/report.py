@@ -1,0 +1,103 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Benchmark results as a human table or as JSON."""
+
+import json
+
+FORMATS = ("table", "json")
+
+
+def _ms(seconds):
+    if seconds is None:
+        return "-"
+    return "%.3f" % (seconds * 1e3) if seconds < 0.01 else (
+        "%.1f" % (seconds * 1e3))
+
+
+def _align(rows):
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(v.rjust(w) if i else v.ljust(w)
+                      for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+            for row in rows]
+
+
+def table(doc):
+    """Return the results of :func:`murano_cidr.bench.runner.run` as text.
+
+    :param doc: the dictionary returned by the runner.
+    :returns: aligned tables: drivers, fill cost, pool math, targets.
+    """
+    out = []
+    settings = doc["settings"]
+    drivers = doc["drivers"]
+    if drivers:
+        out.append("Drivers: %d workers x %d allocations, one scope, pool "
+                   "of 4,096 /24s; times in ms"
+                   % (settings["workers"], settings["allocations"]))
+        rows = [("BACKEND", "ALLOC/S", "P50", "P99", "COLLISIONS", "ERRORS",
+                 "BASELINE", "P50/BASELINE")]
+        skipped = []
+        for d in drivers:
+            if d["skipped"]:
+                skipped.append("%s: skipped: %s" % (d["backend"],
+                                                    d["skipped"]))
+                continue
+            ratio = d["p50_over_baseline"]
+            rows.append((d["backend"], "%.0f" % d["throughput"],
+                         _ms(d["p50"]), _ms(d["p99"]), str(d["collisions"]),
+                         str(d["errors"]),
+                         "%s (%s)" % (_ms(d["baseline"]), d["baseline_what"])
+                         if d["baseline"] is not None else "-",
+                         "%.1fx" % ratio if ratio is not None else "-"))
+        if len(rows) > 1:
+            out += _align(rows)
+        out += skipped
+        errors = ["%s: first error: %s" % (d["backend"], d["first_error"])
+                  for d in drivers if d.get("first_error")]
+        out += errors
+        measured = [d for d in drivers if not d["skipped"]]
+        if measured:
+            out.append("")
+            out.append("Cost of one allocation as the pool fills "
+                       "(median, ms)")
+            levels = list(measured[0]["fill"])
+            rows = [("BACKEND",) + tuple(levels)]
+            for d in measured:
+                rows.append((d["backend"],) + tuple(
+                    _ms(d["fill"].get(level)) for level in levels))
+            out += _align(rows)
+    if doc["pool_math"]:
+        out.append("")
+        out.append("Pool math (median of %d, ms)" % settings["repeat"])
+        rows = [("MEASURE", "CANDIDATES", "TAKEN", "MS", "WHAT")]
+        for m in doc["pool_math"]:
+            rows.append((m["name"], "{:,}".format(m["candidates"]),
+                         "{:,}".format(m["taken"]), _ms(m["seconds"]),
+                         m["what"]))
+        out += _align(rows)
+    if doc["targets"]:
+        out.append("")
+        out.append("Targets")
+        for t in doc["targets"]:
+            out.append("%s  %s: %.2fx (%s %gx; %s)" % (
+                "PASS" if t["passed"] else "FAIL", t["name"], t["ratio"],
+                "at most" if t["at_most"] else "at least", t["limit"],
+                t["detail"]))
+    return "\n".join(out)
+
+
+def render(doc, fmt):
+    """Return the results in one of :data:`FORMATS`."""
+    if fmt == "json":
+        return json.dumps(doc, indent=2, sort_keys=True)
+    return table(doc)

@@ -1,0 +1,148 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Run the benchmarks a command line asked for, and gather the results."""
+
+import dataclasses
+import os
+import platform
+import shutil
+import tempfile
+import typing
+
+from oslo_log import log as logging
+
+from murano_cidr import allocator
+from murano_cidr.bench import backends as backends_mod
+from murano_cidr.bench import drivers
+from murano_cidr.bench import poolmath
+from murano_cidr.bench import timing
+from murano_cidr import exceptions
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Settings(object):
+    """What to run.
+
+    :ivar backends: backend names (:data:`backends.NAMES`).
+    :ivar workers: W, processes allocating at once.
+    :ivar allocations: N, allocations per process.
+    :ivar samples: allocations timed per fill level, and baseline
+        operations timed.
+    :ivar pool_math: run the pool-math benchmarks and targets.
+    :ivar repeat: timings per pool-math measurement.
+    """
+
+    backends: typing.List[str]
+    workers: int = 4
+    allocations: int = 100
+    samples: int = 50
+    pool_math: bool = True
+    repeat: int = 3
+    mysql_url: str = backends_mod.DEFAULT_MYSQL_URL
+    postgresql_url: str = backends_mod.DEFAULT_POSTGRESQL_URL
+    redis_url: str = backends_mod.DEFAULT_REDIS_URL
+
+    def validate(self):
+        """Check the settings before anything runs.
+
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad value.
+        """
+        unknown = [n for n in self.backends if n not in backends_mod.NAMES]
+        if unknown:
+            raise exceptions.InvalidArgument(
+                name="backends", value=",".join(unknown),
+                reason="unknown; choose among %s"
+                % ", ".join(backends_mod.NAMES))
+        for name in ("workers", "allocations", "samples", "repeat"):
+            if getattr(self, name) < 1:
+                raise exceptions.InvalidArgument(
+                    name=name, value=getattr(self, name),
+                    reason="must be positive")
+
+    @property
+    def steps(self):
+        """How many times :func:`run` reports progress."""
+        return len(self.backends) + (poolmath.STEPS if self.pool_math
+                                     else 0)
+
+
+def _measure(backend, settings, workdir):
+    result = drivers.DriverResult(backend.name, backend.driver)
+    if backend.driver not in allocator.installed_drivers():
+        result.skipped = "the %s driver is not installed" % backend.driver
+        return result
+    state_path = os.path.join(workdir, backend.name)
+    os.makedirs(state_path)
+    if backend.name == "db-sqlite":
+        url = "sqlite:///" + os.path.join(state_path, "bench.sqlite")
+        backend = dataclasses.replace(
+            backend, url=url,
+            config={opts.DATABASE_GROUP: {"connection": url}})
+    reason = backend.probe()
+    if reason:
+        result.skipped = reason
+        return result
+    groups = backend.groups(drivers.POOL, state_path)
+    conf = timing.make_conf(groups)
+    backend.prepare(conf)
+    baseline = backend.baseline(conf, settings.samples)
+    if baseline:
+        result.baseline_what, result.baseline = baseline
+    drivers.throughput(result, groups, state_path, settings.workers,
+                       settings.allocations)
+    drivers.fill_cost(result, conf, settings.samples)
+    return result
+
+
+def run(settings, progress=None):
+    """Run the benchmarks.
+
+    :param settings: the :class:`Settings`.
+    :param progress: called with no argument after each step.
+    :returns: a JSON-friendly dictionary: ``settings``, ``machine``,
+        ``drivers`` (one entry per backend), ``pool_math`` and ``targets``.
+    :raises murano_cidr.exceptions.InvalidArgument: for bad settings.
+    """
+    settings.validate()
+    step = progress or (lambda: None)
+    known = backends_mod.backends(settings.mysql_url,
+                                  settings.postgresql_url,
+                                  settings.redis_url)
+    results = []
+    workdir = tempfile.mkdtemp(prefix="murano-cidr-bench-")
+    try:
+        for name in settings.backends:
+            try:
+                results.append(_measure(known[name], settings, workdir))
+            except exceptions.BackendUnavailable as e:
+                results.append(drivers.DriverResult(
+                    name, known[name].driver, skipped=str(e)))
+            step()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    measures, targets = [], []
+    if settings.pool_math:
+        measures, targets = poolmath.run(repeat=settings.repeat,
+                                         progress=step)
+    return {
+        "settings": dataclasses.asdict(settings),
+        "machine": {"python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                    "platform": platform.platform()},
+        "drivers": [r.to_dict() for r in results],
+        "pool_math": [m.to_dict() for m in measures],
+        "targets": [t.to_dict() for t in targets],
+    }

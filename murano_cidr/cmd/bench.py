@@ -1,0 +1,77 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``murano-cidr bench``: throughput, latency and pool-math benchmarks.
+
+Example, the short run of ``tox -e bench``::
+
+    murano-cidr bench --workers 2 --allocations 50 --samples 20
+"""
+
+from murano_cidr.bench import backends
+from murano_cidr.bench import report
+from murano_cidr.bench import runner
+from murano_cidr.cmd import common
+from murano_cidr.cmd import simulate
+from murano_cidr.simulate import report as progress_report
+
+
+def register(subparsers):
+    """Add the ``bench`` command."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="Benchmark every driver and backend, and the pool math; "
+        "unreachable services are skipped and said so.")
+    parser.add_argument(
+        "--backends", type=simulate.name_list,
+        default=list(backends.NAMES), metavar="NAME[,NAME...]",
+        help="Among %s (default: all)." % ", ".join(backends.NAMES))
+    parser.add_argument("--workers", type=int, default=4,
+                        help="W, processes allocating at once (default 4).")
+    parser.add_argument("--allocations", type=int, default=100,
+                        help="N, allocations per worker (default 100).")
+    parser.add_argument("--samples", type=int, default=50,
+                        help="Allocations timed per fill level, and "
+                        "baseline operations timed (default 50).")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="Timings per pool-math measurement; the "
+                        "median is kept (default 3).")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--no-pool-math", action="store_true",
+                       help="Skip the pool-math benchmarks and targets.")
+    which.add_argument("--pool-math-only", action="store_true",
+                       help="Only the pool-math benchmarks and targets.")
+    parser.add_argument("--mysql-url", default=backends.DEFAULT_MYSQL_URL)
+    parser.add_argument("--postgresql-url",
+                        default=backends.DEFAULT_POSTGRESQL_URL)
+    parser.add_argument("--redis-url", default=backends.DEFAULT_REDIS_URL)
+    parser.add_argument("--format", choices=report.FORMATS, default="table")
+    parser.add_argument("--quiet", action="store_true",
+                        help="No progress bar.")
+    parser.set_defaults(action=do_bench)
+
+
+def do_bench(conf):
+    args = conf.command
+    settings = runner.Settings(
+        backends=[] if args.pool_math_only else args.backends,
+        workers=args.workers, allocations=args.allocations,
+        samples=args.samples, pool_math=not args.no_pool_math,
+        repeat=args.repeat, mysql_url=args.mysql_url,
+        postgresql_url=args.postgresql_url, redis_url=args.redis_url)
+    settings.validate()
+    simulate.quiet_library_logs(conf)
+    with progress_report.progress(settings.steps, quiet=args.quiet,
+                                  description="steps") as step:
+        doc = runner.run(settings, progress=step)
+    print(report.render(doc, args.format))
+    return common.EXIT_OK

@@ -1,0 +1,125 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Driver benchmarks: collision counting, backends, settings, report."""
+
+import json
+
+from murano_cidr.bench import backends
+from murano_cidr.bench import drivers
+from murano_cidr.bench import report
+from murano_cidr.bench import runner
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+
+
+class TestCountCollisions(base.TestCase):
+
+    def test_distinct(self):
+        self.assertEqual(0, drivers.count_collisions(
+            ["10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24"]))
+        self.assertEqual(0, drivers.count_collisions([]))
+
+    def test_duplicates(self):
+        self.assertEqual(2, drivers.count_collisions(
+            ["10.0.1.0/24", "10.0.0.0/24", "10.0.1.0/24", "10.0.1.0/24"]))
+
+    def test_containment(self):
+        self.assertEqual(2, drivers.count_collisions(
+            ["10.0.0.0/23", "10.0.1.0/24", "10.0.0.0/24", "10.0.2.0/24"]))
+
+
+class TestBackends(base.TestCase):
+
+    def test_every_name(self):
+        known = backends.backends()
+        self.assertEqual(set(backends.NAMES), set(known))
+        self.assertEqual("sql", known["db-mysql"].kind)
+        self.assertEqual("tooz", known["lock-redis"].kind)
+        self.assertEqual("file-lock", known["lock-file"].kind)
+        self.assertEqual("none", known["random"].kind)
+
+    def test_groups(self):
+        b = backends.backends(redis_url="redis://h:1")["lock-redis"]
+        groups = b.groups({"max_environments": 64}, "/tmp/s")
+        self.assertEqual({"driver": "lock", "state_path": "/tmp/s",
+                          "max_environments": 64,
+                          "coordination_url": "redis://h:1"},
+                         groups["cidr_allocator"])
+
+    def test_unreachable_services_say_so(self):
+        # Port 1 on the loopback: refused at once.
+        known = backends.backends(
+            mysql_url="mysql+pymysql://u:secret@127.0.0.1:1/db",
+            redis_url="redis://127.0.0.1:1")
+        reason = known["db-mysql"].probe()
+        self.assertIn("127.0.0.1:1", reason)
+        self.assertIn("unreachable", reason)
+        self.assertNotIn("secret", reason)
+        self.assertIn("unreachable", known["lock-redis"].probe())
+        self.assertIsNone(known["random"].probe())
+
+
+class TestSettings(base.TestCase):
+
+    def test_valid(self):
+        settings = runner.Settings(backends=["random", "db-sqlite"])
+        settings.validate()
+        self.assertEqual(2 + 4, settings.steps)
+        self.assertEqual(
+            2, runner.Settings(backends=["random", "legacy"],
+                               pool_math=False).steps)
+
+    def test_invalid(self):
+        e = self.assertRaises(exceptions.InvalidArgument,
+                              runner.Settings(backends=["nope"]).validate)
+        self.assertIn("lock-redis", str(e))
+        self.assertRaises(exceptions.InvalidArgument,
+                          runner.Settings(backends=[], workers=0).validate)
+
+
+def _doc():
+    ok = drivers.DriverResult("db-sqlite", "db", workers=2, allocations=100,
+                              seconds=2.0, p50=0.004, p99=0.05,
+                              baseline_what="INSERT transaction",
+                              baseline=0.002,
+                              fill={"1%": 0.004, "50%": 0.005, "90%": 0.006})
+    skipped = drivers.DriverResult("db-mysql", "db",
+                                   skipped="db is unreachable")
+    return {"settings": runner.Settings(backends=["db-sqlite"]).__dict__,
+            "machine": {}, "drivers": [ok.to_dict(), skipped.to_dict()],
+            "pool_math": [{"name": "parse-60k", "candidates": 65536,
+                           "taken": 60000, "seconds": 0.3, "what": "x"}],
+            "targets": [{"name": "a", "ratio": 1.2, "limit": 2.0,
+                         "at_most": True, "detail": "d", "passed": True},
+                        {"name": "b", "ratio": 90.0, "limit": 1000.0,
+                         "at_most": False, "detail": "d",
+                         "passed": False}]}
+
+
+class TestReport(base.TestCase):
+
+    def test_table(self):
+        text = report.table(_doc())
+        self.assertIn("db-sqlite", text)
+        self.assertIn("50", text)   # allocations per second
+        self.assertIn("2.0x", text)  # p50 over the baseline
+        self.assertIn("db-mysql: skipped: db is unreachable", text)
+        self.assertIn("65,536", text)
+        self.assertIn("PASS  a: 1.20x (at most 2x; d)", text)
+        self.assertIn("FAIL  b: 90.00x (at least 1000x; d)", text)
+
+    def test_json(self):
+        doc = json.loads(report.render(_doc(), "json"))
+        self.assertEqual(50.0, doc["drivers"][0]["throughput"])
+        self.assertAlmostEqual(2.0, doc["drivers"][0]["p50_over_baseline"])
+        self.assertFalse(doc["targets"][1]["passed"])
