@@ -44,10 +44,16 @@ import urllib.parse
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_upgradecheck import upgradecheck
+import tooz
+from tooz import coordination
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.drivers import base as driver_base
+from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.lock import driver as lock_driver
+from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr import opts
 
@@ -85,18 +91,6 @@ def _guarded(check):
     return wrapper
 
 
-def safe_url(url):
-    """Return a URL with its password replaced by ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(":%s@" % parts.password, ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
 def _tcp_probe(url, timeout=5):
     """Return None if the URL's host and port accept a connection.
 
@@ -119,17 +113,6 @@ def _tcp_probe(url, timeout=5):
         return "cannot connect to %s:%d: %s" % (host, port,
                                                 e.strerror or e)
     return None
-
-
-def lock_path(conf):
-    """Return the directory of the ``lock`` driver's file locks.
-
-    ``[oslo_concurrency] lock_path``, or ``$state_path/locks`` when unset.
-    """
-    configured = conf.oslo_concurrency.lock_path
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    return os.path.join(opts.state_path(conf), "locks")
 
 
 def _writable_dir(path):
@@ -223,25 +206,29 @@ class Checks(upgradecheck.UpgradeCommands):
         if self.driver_name != "db":
             return _result(SUCCESS, "Not used by driver %r."
                            % self.driver_name)
-        from murano_cidr.drivers.db import migration
         try:
+            url = api.safe_url(api.connection_url(self.conf))
             current = migration.current_revision(self.conf)
-            head = migration.head_revision()
         except (exceptions.BackendUnavailable,
-                exceptions.DatabaseNotSynced,
                 exceptions.InvalidConfig) as e:
             return _result(FAILURE, "%s." % _one_line(e))
+        head = migration.head_revision()
         sync = ("run 'murano-cidr-manage --config-file <file> db sync' "
                 "before restarting the services")
         if current is None:
-            return _result(FAILURE, "The allocation database has no "
-                           "murano-cidr tables; %s." % sync)
-        if current != head:
-            return _result(FAILURE, "The allocation database is at "
-                           "revision %s, this code expects %s; %s."
-                           % (current, head, sync))
-        return _result(SUCCESS, "The allocation database is at the head "
-                       "revision %s." % head)
+            return _result(FAILURE, "The allocation database %s has no "
+                           "murano-cidr tables; %s." % (url, sync))
+        if current == head:
+            return _result(SUCCESS, "The allocation database %s is at the "
+                           "head revision %s." % (url, head))
+        if current in migration.known_revisions():
+            return _result(FAILURE, "The allocation database %s is at "
+                           "revision %s, this code needs %s; %s."
+                           % (url, current, head, sync))
+        return _result(WARNING, "The allocation database %s is at revision "
+                       "%s, which this code does not know (its head is %s): "
+                       "its schema is newer. Upgrade murano-cidr on this "
+                       "host." % (url, current, head))
 
     @_guarded
     def check_lock_service(self):
@@ -249,9 +236,9 @@ class Checks(upgradecheck.UpgradeCommands):
         if self.driver_name != "lock":
             return _result(SUCCESS, "Not used by driver %r."
                            % self.driver_name)
-        url = self.conf[opts.GROUP].coordination_url
+        url = (self.conf[opts.GROUP].coordination_url or "").strip()
         if not url:
-            path = lock_path(self.conf)
+            path = lock_driver.lock_path(self.conf)
             reason = _writable_dir(path)
             if reason is not None:
                 return _result(FAILURE, "File locks cannot be taken: %s. "
@@ -263,9 +250,7 @@ class Checks(upgradecheck.UpgradeCommands):
         return self._check_coordinator(url)
 
     def _check_coordinator(self, url):
-        import tooz
-        from tooz import coordination
-        shown = safe_url(url)
+        shown = tooz_backend.safe_url(url)
         reason = _tcp_probe(url)
         if reason is not None:
             return _result(FAILURE, "The lock service %s does not answer: "
