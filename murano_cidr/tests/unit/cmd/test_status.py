@@ -19,6 +19,7 @@ import fixtures
 from oslo_upgradecheck import upgradecheck
 
 from murano_cidr.cmd import status
+from murano_cidr.drivers.db import migration
 from murano_cidr.tests import base
 
 SUCCESS = upgradecheck.Code.SUCCESS
@@ -71,6 +72,37 @@ class TestChecks(base.TestCase):
         self.assertResult(SUCCESS, "Not used by driver 'random'",
                           self.checks.check_lock_service())
 
+    def _revision(self, revision):
+        self.config(driver="db")
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.migration.current_revision",
+            return_value=revision))
+        return self.checks.check_database()
+
+    def test_database_revisions(self):
+        head = migration.head_revision()
+        self.assertResult(SUCCESS, "at the head revision %s" % head,
+                          self._revision(head))
+        self.assertResult(FAILURE, "has no murano-cidr tables; run "
+                          "'murano-cidr-manage --config-file <file> db sync'",
+                          self._revision(None))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.migration.known_revisions",
+            return_value={head, "older"}))
+        self.assertResult(FAILURE, "is at revision older, this code needs "
+                          "%s; run" % head, self._revision("older"))
+        self.assertResult(WARNING, "its schema is newer. Upgrade "
+                          "murano-cidr", self._revision("future"))
+
+    def test_unreachable_database(self):
+        self.config(driver="db")
+        self.config_fixture.config(
+            group="cidr_allocator_database",
+            connection="postgresql+psycopg2://u:secret@127.0.0.1:1/x")
+        result = self.checks.check_database()
+        self.assertResult(FAILURE, "u:***@127.0.0.1:1/x", result)
+        self.assertNotIn("secret", result.details)
+
     def test_lock_path(self):
         self.config(driver="lock")
         self.assertResult(SUCCESS, "File locks under %s"
@@ -107,12 +139,6 @@ class TestChecks(base.TestCase):
             side_effect=RuntimeError("boom\nagain")))
         self.assertResult(FAILURE, "RuntimeError: boom again",
                           self.checks.check_pool())
-
-    def test_safe_url(self):
-        self.assertEqual("redis://:***@h:6379?db=1",
-                         status.safe_url("redis://:pw@h:6379?db=1"))
-        self.assertEqual("etcd3+http://h:2379",
-                         status.safe_url("etcd3+http://h:2379"))
 
 
 class TestMain(base.TestCase):
