@@ -22,7 +22,9 @@ Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
   with live allocations; nothing is written in either case unless
   ``--continue-on-error`` is given, and then the valid rows are written and
   the exit code still says some were not.
-* ``prune``: ``0`` whether or not anything would be or was released.
+* ``prune``: ``0`` whether or not anything would be or was released;
+  ``2`` if ``--apply`` would release more than ``--max-release`` percent of
+  the allocations (nothing is released).
 """
 
 import argparse
@@ -44,6 +46,17 @@ def _grace(text):
         return pruning.parse_duration(text)
     except exceptions.InvalidArgument as e:
         raise argparse.ArgumentTypeError(str(e))
+
+
+def _percent(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(
+            "expected a whole percentage from 0 to 100, got %r" % text)
+    return value
 
 
 def register(subparsers):
@@ -95,6 +108,12 @@ def register(subparsers):
                         "(default: 24h). Make it longer than the age of the "
                         "live owners file.")
     parser.add_argument("--scope", help="Only this scope (router id).")
+    parser.add_argument("--max-release", type=_percent, default=50,
+                        metavar="PERCENT",
+                        help="Refuse to apply a plan that releases more "
+                        "than this share of the allocations it looked at "
+                        "(default: 50); a wrong live owners file looks like "
+                        "a cloud whose networks were all deleted.")
     parser.add_argument("--apply", action="store_true",
                         help="Release what the report lists; without it, "
                         "nothing changes.")
@@ -171,6 +190,7 @@ def do_prune(conf):
         decisions = pruning.plan(driver.list(scope=args.scope), live,
                                  grace=args.grace)
         if args.apply:
+            pruning.check_share(decisions, args.max_release)
             pruning.apply(driver, decisions)
     _print_prune(args, decisions)
 

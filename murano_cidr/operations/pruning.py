@@ -23,7 +23,8 @@ reconcilers operators trust:
   simply be newer than the live owners file;
 * an allocation whose age is unknown is kept;
 * a live owners file that lists nobody is refused, since it would release
-  everything.
+  everything, and so is a plan that releases more than a share of the
+  allocations (:func:`check_share`), unless that share is allowed.
 
 The live owners file is JSON (a list of ids, a list of objects with an
 ``id``/``ID`` key as ``openstack network list -f json`` prints, or Neutron's
@@ -220,6 +221,31 @@ def plan(allocations, live_owners, grace=DEFAULT_GRACE, now=None):
                     a, RELEASE, "owner not live; allocated %s ago"
                     % format_duration(age)))
     return decisions
+
+
+def check_share(decisions, max_percent):
+    """Refuse a plan that releases more than a share of the allocations.
+
+    A live owners file that lists the wrong ids (Neutron network ids where
+    the integration uses other owner ids, a file from another region)
+    looks like a cloud whose networks were all deleted. Pruning refuses to
+    act on such a plan unless told the share is intended.
+
+    :param decisions: a plan from :func:`plan`.
+    :param max_percent: the largest share, in percent, of the planned
+        allocations that may be released.
+    :raises murano_cidr.exceptions.InvalidArgument: if the plan releases
+        more.
+    """
+    releasing = sum(1 for d in decisions if d.action == RELEASE)
+    if releasing and releasing * 100 > max_percent * len(decisions):
+        raise exceptions.InvalidArgument(
+            name="prune plan", value="%d of %d" % (releasing, len(decisions)),
+            reason="would release %d%% of the allocations, more than the "
+            "%d%% allowed; check that the live owners file lists the owner "
+            "ids the integration uses, then pass --max-release %d if this "
+            "is intended" % (releasing * 100 // len(decisions), max_percent,
+                             min(100, releasing * 100 // len(decisions) + 1)))
 
 
 def apply(driver, decisions):

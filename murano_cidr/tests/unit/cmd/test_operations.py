@@ -214,9 +214,25 @@ class TestPrune(CommandTestCase):
         live = self.write("live.json", '["held"]')
         code, out, _ = self.run_cli("prune", "--live-owners", live,
                                     "--grace", "30m", "--scope", "r2",
-                                    "--apply")
+                                    "--apply", "--max-release", "100")
         self.assertEqual(0, code)
         self.assertEqual(["gone", "held"], self.owners())
+
+    def test_refuses_to_release_most_allocations(self):
+        live = self.write("live.txt", "someone-else\n")
+        code, out, err = self.run_cli("prune", "--live-owners", live,
+                                      "--grace", "0", "--apply")
+        self.assertEqual((2, ""), (code, out))
+        self.assertIn("would release 100% of the allocations, more than the "
+                      "50% allowed", err)
+        self.assertIn("--max-release 100", err)
+        self.assertEqual(["gone", "held", "young"], self.owners())
+        code, out, err = self.run_cli("prune", "--live-owners", live,
+                                      "--grace", "0")
+        self.assertEqual(0, code)
+        self.assertIn("would release 3", out)
+        self.assertRaises(SystemExit, self.run_cli, "prune", "--live-owners",
+                          live, "--max-release", "101")
 
     def test_bad_arguments(self):
         code, _, err = self.run_cli("prune", "--live-owners",

@@ -148,3 +148,14 @@ class TestApply(base.TestCase):
             {d.allocation.owner: d.action for d in decisions})
         self.assertEqual(["live", "young", "moved"],
                          [a.owner for a in self.driver.list()])
+
+    def test_share(self):
+        decisions = pruning.plan(self.driver.list(), {"live"}, grace=HOUR / 2)
+        self.assertEqual(3, sum(d.action == pruning.RELEASE
+                                for d in decisions))
+        e = self.assertRaises(exceptions.InvalidArgument,
+                              pruning.check_share, decisions, 74)
+        self.assertIn("would release 75%", str(e))
+        self.assertIn("--max-release 76", str(e))
+        pruning.check_share(decisions, 75)
+        pruning.check_share([], 0)
