@@ -12,9 +12,11 @@
 
 """The ``murano-cidr`` commands that repair and migrate allocations.
 
-``import`` records CIDRs that already exist on a cloud; ``prune`` releases
-allocations whose owner is gone. Both print a report of every row they did
-not simply accept, then a summary line; ``--format json`` prints every row.
+``import`` records CIDRs that already exist on a cloud (``convert-openstack``
+builds its input from the ``openstack`` client's output); ``prune``
+releases allocations whose owner is gone. Both print a report of every row
+they did not simply accept, then a summary line; ``--format json`` prints
+every row.
 
 Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
 
@@ -29,14 +31,19 @@ Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
 
 import argparse
 import datetime
+import sys
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
+from murano_cidr.drivers import base as driver_base
 from murano_cidr import exceptions
 from murano_cidr.operations import importing
+from murano_cidr.operations import openstack_export
 from murano_cidr.operations import pruning
+from murano_cidr import opts
 
+PROG = "murano-cidr"
 IMPORT_HEADERS = ("WHERE", "STATUS", "OWNER", "CIDR", "SCOPE", "REASON")
 PRUNE_HEADERS = ("OWNER", "CIDR", "SCOPE", "ACTION", "REASON")
 
@@ -119,6 +126,24 @@ def register(subparsers):
                         "nothing changes.")
     output.add_format_argument(parser)
     parser.set_defaults(action=do_prune)
+
+    parser = subparsers.add_parser(
+        "convert-openstack",
+        help="Build an import file from the openstack client's output.",
+        description="Join 'openstack subnet list -f json' and, for each "
+        "router, 'openstack port list --router <id> -f json' into the JSON "
+        "that import reads: one row per router interface subnet inside the "
+        "configured pools, with the router as scope and the network as "
+        "owner. The rows go to standard output; what was left out, and why, "
+        "to standard error.")
+    parser.add_argument("--subnets", required=True, metavar="FILE",
+                        help="The output of 'openstack subnet list -f "
+                        "json'.")
+    parser.add_argument("--ports-dir", required=True, metavar="DIR",
+                        help="A directory of <router id>.json files, each "
+                        "the output of 'openstack port list --router <router "
+                        "id> -f json'.")
+    parser.set_defaults(action=do_convert_openstack)
 
 
 def _require_state(driver, action):
@@ -221,3 +246,14 @@ def _print_prune(args, decisions):
               "changed: pass --apply to release"
               % (counts.get(pruning.RELEASE, 0), counts.get(pruning.KEEP, 0),
                  live))
+
+
+def do_convert_openstack(conf):
+    args = conf.command
+    opts.register_opts(conf)
+    pools = driver_base.pools_from_conf(conf)
+    result = openstack_export.convert(args.subnets, args.ports_dir, pools)
+    for router, subnet, reason in result.skipped:
+        print("%s: skipped subnet %s of router %s: %s"
+              % (PROG, subnet, router, reason), file=sys.stderr)
+    output.emit(output.JSON, result.rows)

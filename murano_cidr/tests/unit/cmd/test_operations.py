@@ -242,3 +242,23 @@ class TestPrune(CommandTestCase):
         self.assertEqual(3, len(self.owners()))
         self.assertRaises(SystemExit, self.run_cli, "prune", "--live-owners",
                           self.write("l.txt", "x"), "--grace", "soon")
+
+
+class TestConvertOpenstack(CommandTestCase):
+
+    def test_rows_on_stdout_skips_on_stderr(self):
+        subnets = self.write("subnets.json", json.dumps([
+            {"ID": "s1", "Network": "n1", "Subnet": "10.0.1.0/24"},
+            {"ID": "s2", "Network": "pub", "Subnet": "172.24.4.0/24"}]))
+        os.makedirs(os.path.join(self.state_path, "ports"))
+        self.write("ports/r.json", json.dumps([
+            {"Fixed IP Addresses": [{"subnet_id": "s1"}]},
+            {"Fixed IP Addresses": [{"subnet_id": "s2"}]}]))
+        code, out, err = self.run_cli(
+            "convert-openstack", "--subnets", subnets, "--ports-dir",
+            os.path.join(self.state_path, "ports"))
+        self.assertEqual(0, code)
+        self.assertEqual([{"scope": "r", "cidr": "10.0.1.0/24",
+                           "owner": "n1"}], json.loads(out))
+        self.assertEqual("murano-cidr: skipped subnet s2 of router r: "
+                         "172.24.4.0/24 is outside the pools\n", err)

@@ -1,0 +1,183 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Build an import file from the ``openstack`` client's JSON output.
+
+The CIDRs a cloud already uses are the subnets plugged into its routers.
+The ``openstack`` client lists them in two steps, and this module joins
+them::
+
+    openstack subnet list -f json > subnets.json
+    mkdir ports
+    for router in $(openstack router list -f value -c ID); do
+        openstack port list --router "$router" -f json > "ports/$router.json"
+    done
+    murano-cidr --config-file murano.conf convert-openstack \\
+        --subnets subnets.json --ports-dir ports > existing.json
+
+Each row of the result is ``{"scope": router id, "cidr": subnet CIDR,
+"owner": network id}``. Subnets outside the configured pools (external
+networks, networks users created by hand) are left out: they can never
+collide with an allocation.
+"""
+
+import dataclasses
+import os
+import re
+
+import netaddr
+from oslo_log import log as logging
+
+from murano_cidr import exceptions
+from murano_cidr.operations import files
+
+LOG = logging.getLogger(__name__)
+
+#: The ``Fixed IP Addresses`` cell of older clients, as text.
+_SUBNET_ID = re.compile(r"subnet_id='([^']+)'")
+
+
+@dataclasses.dataclass
+class Conversion(object):
+    """The rows built, and what was left out and why.
+
+    :ivar rows: dictionaries with ``scope``, ``cidr`` and ``owner``.
+    :ivar skipped: ``(router, subnet, reason)`` tuples.
+    """
+
+    rows: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
+
+
+def _first(record, *keys):
+    for key in keys:
+        if key in record:
+            return record[key]
+    return None
+
+
+def read_subnets(path):
+    """Read ``openstack subnet list -f json`` (or the API's subnets).
+
+    :returns: a dictionary from subnet id to ``(network id, CIDR)``.
+    :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
+        such a listing.
+    """
+    data = files.parse_json(path, files.read_text(path))
+    if isinstance(data, dict) and "subnets" in data:
+        data = data["subnets"]
+    if not isinstance(data, list):
+        raise exceptions.InvalidInputFile(
+            path=path, reason="expected the JSON list of "
+            "'openstack subnet list -f json'")
+    subnets = {}
+    for number, item in enumerate(data, 1):
+        if not isinstance(item, dict):
+            item = {}
+        subnet_id = _first(item, "ID", "id")
+        network_id = _first(item, "Network", "network_id")
+        cidr = _first(item, "Subnet", "cidr")
+        if not all(isinstance(v, str) and v
+                   for v in (subnet_id, network_id, cidr)):
+            raise exceptions.InvalidInputFile(
+                path=path, reason="item %d: expected ID, Network and "
+                "Subnet, as 'openstack subnet list -f json' prints" % number)
+        subnets[subnet_id] = (network_id, cidr)
+    return subnets
+
+
+def _port_subnet_ids(path, number, port):
+    fixed = _first(port, "Fixed IP Addresses", "fixed_ips")
+    if isinstance(fixed, str):
+        return _SUBNET_ID.findall(fixed)
+    if isinstance(fixed, list):
+        return [ip["subnet_id"] for ip in fixed
+                if isinstance(ip, dict) and "subnet_id" in ip]
+    raise exceptions.InvalidInputFile(
+        path=path, reason="item %d: no 'Fixed IP Addresses', as "
+        "'openstack port list -f json' prints" % number)
+
+
+def read_router_ports(path):
+    """Read ``openstack port list --router R -f json``.
+
+    :returns: the ids of the subnets the router's ports are on.
+    :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
+        such a listing.
+    """
+    data = files.parse_json(path, files.read_text(path))
+    if isinstance(data, dict) and "ports" in data:
+        data = data["ports"]
+    if not isinstance(data, list):
+        raise exceptions.InvalidInputFile(
+            path=path, reason="expected the JSON list of "
+            "'openstack port list --router <id> -f json'")
+    subnet_ids = []
+    for number, port in enumerate(data, 1):
+        if not isinstance(port, dict):
+            port = {}
+        subnet_ids.extend(_port_subnet_ids(path, number, port))
+    return subnet_ids
+
+
+def convert(subnets_path, ports_dir, pools):
+    """Join subnets and router ports into import rows.
+
+    :param subnets_path: the output of ``openstack subnet list -f json``.
+    :param ports_dir: a directory of ``<router id>.json`` files, each the
+        output of ``openstack port list --router <router id> -f json``.
+    :param pools: a dictionary from IP version to
+        :class:`~murano_cidr.pool.Pool`; subnets outside them are left out.
+    :returns: a :class:`Conversion`.
+    :raises murano_cidr.exceptions.InvalidInputFile: for an unreadable or
+        malformed file.
+    """
+    subnets = read_subnets(subnets_path)
+    try:
+        names = sorted(n for n in os.listdir(ports_dir)
+                       if n.endswith(".json"))
+    except OSError as e:
+        raise exceptions.InvalidInputFile(
+            path=ports_dir, reason="cannot be listed: %s"
+            % (e.strerror or e))
+    result = Conversion()
+    owners = {}
+    for name in names:
+        router = name[:-len(".json")]
+        path = os.path.join(ports_dir, name)
+        for subnet_id in sorted(set(read_router_ports(path))):
+            if subnet_id not in subnets:
+                result.skipped.append((router, subnet_id, "not in %s (another "
+                                       "project's subnet?)" % subnets_path))
+                continue
+            network_id, cidr = subnets[subnet_id]
+            try:
+                net = netaddr.IPNetwork(cidr)
+            except (netaddr.AddrFormatError, ValueError) as e:
+                result.skipped.append((router, subnet_id,
+                                       "bad CIDR %r: %s" % (cidr, e)))
+                continue
+            pool = pools.get(net.version)
+            if pool is None or not pool.contains(net):
+                result.skipped.append((router, subnet_id, "%s is outside "
+                                       "the pools" % net))
+                continue
+            if network_id in owners:
+                result.skipped.append((
+                    router, subnet_id, "network %s already holds %s; one "
+                    "CIDR per network is recorded (the router still "
+                    "protects this one)" % (network_id, owners[network_id])))
+                continue
+            owners[network_id] = str(net.cidr)
+            result.rows.append({"scope": router, "cidr": str(net.cidr),
+                                "owner": network_id})
+    return result
