@@ -83,8 +83,8 @@ def _bound_redis_retries(coordinator):
         from redis import retry
     except ImportError:
         return
-    client.set_retry(retry.Retry(backoff.ExponentialBackoff(cap=0.2,
-                                                            base=0.02), 2))
+    client.set_retry(retry.Retry(backoff.ExponentialBackoff(cap=0.05,
+                                                            base=0.01), 1))
 
 
 class ToozReservation(backend.Reservation):
