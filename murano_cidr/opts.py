@@ -236,12 +236,20 @@ def register_opts(conf):
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     """
-    conf.register_group(cidr_allocator_group)
-    conf.register_opts(all_opts(), group=cidr_allocator_group)
+    conf.register_group(_fresh(cidr_allocator_group))
+    conf.register_opts(all_opts(), group=GROUP)
     for group, group_opts in concurrency_opts.list_opts():
         conf.register_opts(group_opts, group=group)
-    conf.register_group(database_group)
-    conf.register_opts(database_opts, group=database_group)
+    conf.register_group(_fresh(database_group))
+    conf.register_opts(database_opts, group=DATABASE_GROUP)
+
+
+def _fresh(group):
+    # NOTE: ConfigOpts.register_group keeps a shallow copy of the group it
+    # is given, whose table of options (and their overrides) is the given
+    # object's own: registering a module-level group would share option
+    # values between every ConfigOpts in the process.
+    return cfg.OptGroup(group.name, title=group.title, help=group.help)
 
 
 def list_opts():

@@ -55,8 +55,9 @@ from murano_cidr import taken as taken_mod
 LOG = logging.getLogger(__name__)
 
 #: Candidates read around the random start of a search. At 90 % fill a
-#: window of 32 holds a free candidate 96.6 % of the time.
-WINDOW = 32
+#: window of 16 holds a free candidate 81 % of the time, and the next,
+#: twice as wide, 96 % of the rest: few rows are read, even when full.
+WINDOW = 16
 
 
 # NOTE: the operating system's randomness, so forked engines never share a
@@ -354,7 +355,8 @@ class DbDriver(base.AllocatorDriver):
             network = netaddr.IPNetwork(item["cidr"])
             for row in queries.held_between(conn, item["scope"],
                                             item["ip_version"],
-                                            network.first, network.last):
+                                            network.first, network.last,
+                                            detail=True):
                 raise exceptions.AllocationConflict(
                     cidr=item["cidr"], owner=item["owner"],
                     scope=item["scope"], other_cidr=row.cidr,

@@ -16,11 +16,10 @@ Every function takes an open connection inside a transaction
 (:meth:`murano_cidr.drivers.db.api.Database.write` or ``read``) and uses
 SQLAlchemy Core only, the same on SQLite, MySQL/MariaDB and PostgreSQL.
 
-Live allocations of one scope never overlap, so sorted by their first
-address they are sorted by their last too. "What overlaps [first, last]?"
-is therefore the rows starting inside the range plus at most one row
-starting before it (the predecessor): two index range scans, whatever the
-number of rows.
+Every row is a CIDR, so "what overlaps [first, last]?" is the rows
+starting inside the range plus the CIDRs containing ``first``, whose first
+address can only be ``first`` with some host bits cleared: index lookups,
+whatever the number of rows.
 """
 
 import datetime
@@ -152,34 +151,52 @@ def list_rows(conn, scope=None):
     return conn.execute(stmt).fetchall()
 
 
-def held_between(conn, scope, ip_version, first, last):
+def _containing_starts(first, ip_version):
+    """Return where a CIDR containing address ``first`` may start before it.
+
+    A CIDR holding ``first`` starts at ``first`` with its host bits
+    cleared, so there are at most 32 (IPv4) or 128 (IPv6) such places.
+    """
+    width = 32 if ip_version == 4 else 128
+    starts = set()
+    for bits in range(1, width + 1):
+        start = first & ~((1 << bits) - 1)
+        if start < first:
+            starts.add(models.address_key(start))
+    return sorted(starts)
+
+
+def held_between(conn, scope, ip_version, first, last, detail=False):
     """Return the rows of a scope that overlap ``[first, last]``.
 
-    Correct for scopes whose rows do not overlap each other (every scope
-    but None): the rows starting in the range, plus the predecessor if it
-    reaches into the range. For the None scope the rows starting in the
-    range are exact; an earlier row reaching in may be missed.
+    The rows starting inside the range, and the CIDRs that start before it
+    and contain ``first`` (found by their possible first addresses): index
+    lookups only, in one statement, whatever the number of rows. Exact for
+    every scope, None included (whose rows may overlap each other).
 
     :param first: first address, as an integer.
     :param last: last address, as an integer.
-    :returns: rows with ``range_first``, ``range_last``, ``cidr`` and
-        ``owner``, at most one of them starting before ``first``.
+    :param detail: also read ``cidr`` and ``owner`` (for messages).
+    :returns: rows with ``range_first`` and ``range_last`` (and ``cidr`` and
+        ``owner`` with ``detail``), sorted by ``range_first``.
     """
     lo = models.address_key(first)
     hi = models.address_key(last)
-    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
-               ALLOCATIONS.c.cidr, ALLOCATIONS.c.owner)
+    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last)
+    if detail:
+        columns += (ALLOCATIONS.c.cidr, ALLOCATIONS.c.owner)
     where = (_scope_is(scope), ALLOCATIONS.c.ip_version == ip_version)
-    predecessor = (
-        sa.select(*columns)
-        .where(*where, ALLOCATIONS.c.range_first < lo)
-        .order_by(ALLOCATIONS.c.range_first.desc())
-        .limit(1)
-        .subquery("predecessor"))
-    inside = sa.select(*columns).where(*where,
-                                       ALLOCATIONS.c.range_first >= lo,
-                                       ALLOCATIONS.c.range_first <= hi)
-    rows = conn.execute(sa.union_all(sa.select(predecessor), inside))
+    selects = [sa.select(*columns).where(
+        *where, ALLOCATIONS.c.range_first.between(lo, hi))]
+    # NOTE: one select per possible start, each an equality on the whole
+    # unique key, rather than an IN or an OR: every planner answers those
+    # from the index, even before the table's statistics exist (PostgreSQL
+    # would otherwise filter the whole scope of a freshly filled table).
+    selects.extend(
+        sa.select(*columns).where(*where, ALLOCATIONS.c.range_first == start)
+        for start in _containing_starts(first, ip_version))
+    stmt = selects[0] if len(selects) == 1 else sa.union_all(*selects)
+    rows = conn.execute(stmt)
     return sorted((row for row in rows if row.range_last >= lo),
                   key=lambda row: row.range_first)
 

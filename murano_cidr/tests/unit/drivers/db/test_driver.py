@@ -1,0 +1,380 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The db driver on SQLite, beyond the shared driver contract."""
+
+import datetime
+
+import fixtures
+import netaddr
+from oslo_config import cfg
+from oslo_config import fixture as config_fixture
+from oslo_db import exception as db_exc
+from oslo_db import options as db_options
+import sqlalchemy as sa
+
+from murano_cidr.drivers import base as driver_base
+from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import driver as db_driver
+from murano_cidr.drivers.db import queries
+from murano_cidr import exceptions
+from murano_cidr import opts
+from murano_cidr.tests.unit.drivers.db import base
+
+
+def _alloc(owner, cidr, scope="r", ip_version=4, **kwargs):
+    return driver_base.Allocation(owner=owner, cidr=cidr, scope=scope,
+                                  ip_version=ip_version, **kwargs)
+
+
+class TestAllocate(base.DbTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver()
+
+    def rows(self):
+        with self.driver.database.engine.connect() as conn:
+            return conn.execute(sa.select(queries.ALLOCATIONS)).fetchall()
+
+    def generation(self, scope):
+        with self.driver.database.engine.connect() as conn:
+            return conn.execute(sa.select(queries.SCOPES.c.generation).where(
+                queries.SCOPES.c.scope == scope)).scalar()
+
+    def test_capabilities(self):
+        self.assertTrue(self.driver.keeps_state)
+        self.assertTrue(self.driver.prevents_collisions)
+        self.assertFalse(self.driver.holds_reservations)
+
+    def test_allocation_is_recorded_unconfirmed_then_confirmed(self):
+        before = datetime.datetime.now(datetime.timezone.utc).replace(
+            microsecond=0)
+        cidr = self.driver.allocate("net-1", scope="r")
+        held = self.driver.get("net-1")
+        self.assertEqual((cidr, "r", 4, False),
+                         (held.cidr, held.scope, held.ip_version,
+                          held.confirmed))
+        self.assertEqual(datetime.timezone.utc, held.created_at.tzinfo)
+        self.assertLessEqual(before, held.created_at)
+        self.driver.confirm("net-1")
+        self.assertTrue(self.driver.get("net-1").confirmed)
+
+    def test_confirm_unknown_owner_changes_nothing(self):
+        self.driver.confirm("nobody")
+        self.assertEqual([], self.rows())
+
+    def test_each_allocation_moves_the_scope_generation(self):
+        self.assertIsNone(self.generation("r"))
+        self.driver.allocate("net-1", scope="r")
+        self.assertEqual(1, self.generation("r"))
+        self.driver.allocate("net-2", scope="r")
+        self.assertEqual(2, self.generation("r"))
+        self.driver.allocate("net-2", scope="r")
+        self.assertEqual(2, self.generation("r"))
+
+    def test_owner_in_another_scope_is_a_conflict(self):
+        cidr = self.driver.allocate("net-1", scope="r1")
+        e = self.assertRaises(exceptions.OwnerConflict,
+                              self.driver.allocate, "net-1", scope="r2")
+        self.assertIn(cidr, str(e))
+        self.assertEqual(1, len(self.rows()))
+
+    def test_held_cidr_is_returned_even_when_now_taken(self):
+        cidr = self.driver.allocate("net-1", scope="r")
+        self.assertEqual(cidr, self.driver.allocate(
+            "net-1", scope="r", taken=["10.0.0.0/8"]))
+
+    def test_owners_differing_in_case_are_two_owners(self):
+        a = self.driver.allocate("Net-1", scope="r")
+        b = self.driver.allocate("net-1", scope="r")
+        self.assertNotEqual(a, b)
+
+    def test_white_space_around_owner_or_scope_is_refused(self):
+        for owner, scope in (("net-1 ", "r"), (" net-1", "r"),
+                             ("net-1", "r ")):
+            self.assertRaises(exceptions.InvalidArgument,
+                              self.driver.allocate, owner, scope=scope)
+        self.assertEqual([], self.rows())
+
+    def test_odd_scopes_are_kept_exactly(self):
+        scopes = ["router/1", "r\u00e9seau", "R", "r", "a b", "x" * 255,
+                  "'; DROP TABLE murano_cidr_allocations; --"]
+        for i, scope in enumerate(scopes):
+            self.driver.allocate("net-%d" % i, scope=scope)
+        self.assertEqual(sorted(scopes),
+                         sorted(a.scope for a in self.driver.list()))
+        for i, scope in enumerate(scopes):
+            self.assertEqual(["net-%d" % i],
+                             [a.owner for a in self.driver.list(scope)])
+
+    def test_callable_taken_is_read_on_every_attempt(self):
+        calls = []
+        real = queries.claim_scope
+
+        def lose_once(conn, scope, generation):
+            if len(calls) == 1:
+                raise api.lost_race(scope)
+            return real(conn, scope, generation)
+
+        def taken():
+            calls.append(1)
+            return ["10.20.0.0/24"]
+
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.queries.claim_scope", lose_once))
+        cidr = self.driver.allocate("net-1", scope="r", taken=taken)
+        self.assertEqual(2, len(calls))
+        self.assertNotEqual("10.20.0.0/24", cidr)
+        self.assertEqual(1, len(self.rows()))
+
+    def test_lost_races_give_up_with_a_clear_error_and_no_row(self):
+        self.db_config(db_max_retries=2)
+        driver = self.make_driver()
+
+        def always_lose(conn, scope, generation):
+            raise api.lost_race(scope)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.queries.claim_scope", always_lose))
+        e = self.assertRaises(exceptions.DatabaseUnavailable,
+                              driver.allocate, "net-1", scope="r")
+        self.assertIn("gave up after 2 retries", str(e))
+        self.assertEqual([], self.rows())
+
+    def test_duplicate_keys_are_retried(self):
+        real = queries.insert
+        calls = []
+
+        def duplicate_once(conn, rows):
+            calls.append(1)
+            if len(calls) == 1:
+                raise db_exc.DBDuplicateEntry(columns=["owner"])
+            return real(conn, rows)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.queries.insert", duplicate_once))
+        self.driver.allocate("net-1", scope="r")
+        self.assertEqual(2, len(calls))
+        self.assertEqual(1, len(self.rows()))
+
+    def test_no_scope_allows_overlaps_but_respects_taken(self):
+        cidrs = [self.driver.allocate("net-%d" % i,
+                                      taken=["10.20.0.0/23"])
+                 for i in range(6)]
+        self.assertLessEqual(set(cidrs), {"10.20.2.0/24", "10.20.3.0/24"})
+        self.assertIsNone(self.generation(None))
+        usage = self.driver.usage(scope=None)
+        self.assertEqual((6, 2, 2), (usage["allocations"],
+                                     usage["allocated"], usage["free"]))
+
+    def test_mixed_geometry_never_overlaps(self):
+        small = self.make_driver(subnet_prefixlen=24)
+        large = self.make_driver(subnet_prefixlen=23)
+        cidrs = []
+        for i in range(4):
+            for name, driver in (("s", small), ("l", large)):
+                try:
+                    cidrs.append(driver.allocate("%s-%d" % (name, i),
+                                                 scope="r"))
+                except exceptions.PoolExhausted:
+                    pass
+        nets = sorted(netaddr.IPNetwork(c) for c in cidrs)
+        for a, b in zip(nets, nets[1:]):
+            self.assertLess(a.last, b.first)
+        self.assertEqual(1024, sum(n.size for n in nets))
+
+    def test_search_finds_the_last_free_candidate_of_a_big_pool(self):
+        driver = self.make_driver(pool_cidrs=["10.0.0.0/16",
+                                              "172.16.0.0/20"])
+        pool = driver.pool()
+        free = [17, 200, pool.size - 1]
+        driver.import_allocations(
+            [_alloc("o-%d" % i, pool.cidr(i)) for i in range(pool.size)
+             if i not in free])
+        got = {driver.allocate("n-%d" % i, scope="r") for i in range(3)}
+        self.assertEqual({pool.cidr(i) for i in free}, got)
+        e = self.assertRaises(exceptions.PoolExhausted, driver.allocate,
+                              "n-4", scope="r")
+        self.assertIn("%d allocated, 0 taken" % pool.size, str(e))
+
+    def test_search_reads_a_window_not_the_scope(self):
+        driver = self.make_driver(pool_cidrs=["10.0.0.0/12"])
+        driver.import_allocations(
+            [_alloc("o-%d" % i, driver.pool().cidr(i)) for i in range(0, 4096,
+                                                                      2)])
+        seen = []
+        real = queries.held_between
+
+        def spy(*args, **kwargs):
+            rows = real(*args, **kwargs)
+            seen.append(len(rows))
+            return rows
+
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.queries.held_between", spy))
+        driver.allocate("net-1", scope="r")
+        self.assertEqual(1, len(seen))
+        self.assertLessEqual(seen[0], db_driver.WINDOW)
+
+    def test_usage_counts_mixed_geometry(self):
+        self.driver.import_allocations([
+            _alloc("a", "10.20.0.0/23"), _alloc("b", "10.20.3.128/25"),
+            _alloc("c", "192.168.0.0/24")])
+        usage = self.driver.usage("r")
+        self.assertEqual((3, 3, 1), (usage["allocations"],
+                                     usage["allocated"], usage["free"]))
+
+    def test_list_is_sorted(self):
+        self.driver.allocate("b", scope="r2")
+        self.driver.allocate("a", scope="r1")
+        self.driver.allocate("c")
+        self.assertEqual([None, "r1", "r2"],
+                         [a.scope for a in self.driver.list()])
+
+
+class TestImport(base.DbTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver()
+
+    def snapshot(self):
+        return sorted((a.owner, a.cidr, a.scope) for a in self.driver.list())
+
+    def test_import_records_and_blocks(self):
+        created = datetime.datetime(2020, 1, 2, 3, 4, 5,
+                                    tzinfo=datetime.timezone.utc)
+        new = self.driver.import_allocations([
+            _alloc("a", "10.20.0.0/24", created_at=created),
+            _alloc("b", "10.20.1.7/24", confirmed=False)])
+        self.assertEqual([("a", "10.20.0.0/24", True, created),
+                          ("b", "10.20.1.0/24", False, new[1].created_at)],
+                         [(a.owner, a.cidr, a.confirmed, a.created_at)
+                          for a in new])
+        self.assertEqual(created, self.driver.get("a").created_at)
+        self.assertEqual({"10.20.2.0/24", "10.20.3.0/24"},
+                         {self.driver.allocate("n-%d" % i, scope="r")
+                          for i in range(2)})
+
+    def test_import_is_idempotent(self):
+        batch = [_alloc("a", "10.20.0.0/24"), _alloc("b", "10.20.1.0/24")]
+        self.assertEqual(2, len(self.driver.import_allocations(batch)))
+        self.assertEqual([], self.driver.import_allocations(batch))
+        self.assertEqual([], self.driver.import_allocations(batch[:1] * 2))
+        self.assertEqual(2, len(self.driver.list()))
+
+    def test_conflicts_write_nothing(self):
+        self.driver.import_allocations([_alloc("a", "10.20.0.0/24")])
+        before = self.snapshot()
+        cases = [
+            (exceptions.OwnerConflict,
+             [_alloc("z", "10.20.3.0/24"), _alloc("a", "10.20.2.0/24")]),
+            (exceptions.OwnerConflict,
+             [_alloc("y", "10.20.2.0/24"), _alloc("y", "10.20.3.0/24")]),
+            (exceptions.AllocationConflict,
+             [_alloc("z", "10.20.3.0/24"), _alloc("x", "10.20.0.128/25")]),
+            (exceptions.AllocationConflict,
+             [_alloc("z", "10.20.2.0/23"), _alloc("x", "10.20.3.0/24")]),
+            (exceptions.AllocationConflict,
+             [_alloc("z", "10.20.0.0/16")]),
+            (exceptions.InvalidArgument,
+             [_alloc("z", "10.20.3.0/24"), _alloc("", "10.20.2.0/24")]),
+            (exceptions.InvalidArgument,
+             [_alloc("z", "10.20.3.0/24"), _alloc("x", "fd00::/64")]),
+            (exceptions.InvalidArgument,
+             [_alloc("z", "10.20.3.0/24"), _alloc("x", "nope")]),
+            (exceptions.InvalidArgument, [object()]),
+        ]
+        for error, batch in cases:
+            self.assertRaises(error, self.driver.import_allocations, batch)
+            self.assertEqual(before, self.snapshot())
+
+    def test_other_scopes_and_no_scope_do_not_conflict(self):
+        new = self.driver.import_allocations([
+            _alloc("a", "10.20.0.0/24"), _alloc("b", "10.20.0.0/24", "r2"),
+            _alloc("c", "10.20.0.0/24", None), _alloc("d", "10.20.0.0/16",
+                                                      None)])
+        self.assertEqual(4, len(new))
+
+
+class TestErrors(base.DbTestCase):
+
+    def test_not_synced(self):
+        self.db_config(connection="sqlite:///" + self.db_path + ".empty")
+        driver = self.make_driver()
+        for call in (lambda: driver.allocate("n", scope="r"),
+                     lambda: driver.get("n"), lambda: driver.list(),
+                     lambda: driver.release("n")):
+            e = self.assertRaises(exceptions.DatabaseNotSynced, call)
+            self.assertIn("murano-cidr-manage", str(e))
+            self.assertIn("db sync", str(e))
+
+    def test_unreachable_database_names_url_without_password(self):
+        self.db_config(connection="postgresql+psycopg2://user:s3cret@"
+                       "127.0.0.1:1/murano", db_max_retries=1)
+        driver = self.make_driver()
+        e = self.assertRaises(exceptions.DatabaseUnavailable,
+                              driver.allocate, "n", scope="r")
+        self.assertIn("user:***@127.0.0.1:1/murano", str(e))
+        self.assertNotIn("s3cret", str(e))
+
+    def test_bad_url_fails_when_the_driver_is_built(self):
+        for url in ("nonsense", "nosuchdb://x/y"):
+            self.db_config(connection=url)
+            e = self.assertRaises(exceptions.InvalidConfig, self.make_driver)
+            self.assertIn("[cidr_allocator_database] connection", str(e))
+
+    def test_missing_python_driver_is_a_config_error(self):
+        self.useFixture(fixtures.MonkeyPatch("sys.modules", dict(
+            __import__("sys").modules, pymysql=None)))
+        self.db_config(connection="mysql+pymysql://u:p@127.0.0.1/x")
+        driver = self.make_driver()
+        e = self.assertRaises(exceptions.InvalidConfig, driver.allocate, "n")
+        self.assertIn("murano-cidr[mysql]", str(e))
+
+    def test_default_database_is_a_file_under_state_path(self):
+        conf = cfg.ConfigOpts()
+        opts.register_opts(conf)
+        conf.set_override("state_path", self.state_path + "/new/dir",
+                          group=opts.GROUP)
+        url = api.connection_url(conf)
+        self.assertEqual("sqlite:///%s/new/dir/murano-cidr.sqlite"
+                         % self.state_path, url)
+
+    def test_unwritable_state_path_is_a_config_error(self):
+        conf = cfg.ConfigOpts()
+        opts.register_opts(conf)
+        blocker = self.state_path + "/file"
+        open(blocker, "w").close()
+        conf.set_override("state_path", blocker + "/dir", group=opts.GROUP)
+        e = self.assertRaises(exceptions.InvalidConfig, api.connection_url,
+                              conf)
+        self.assertIn("state_path", str(e))
+
+    def test_the_service_database_group_is_not_read(self):
+        cfg.CONF.register_opts(db_options.database_opts, group="database")
+        self.useFixture(config_fixture.Config(cfg.CONF)).config(
+            group="database", slave_connection="sqlite:///" + self.db_path
+            + ".elsewhere", connection="sqlite:///" + self.db_path
+            + ".elsewhere")
+        driver = self.make_driver()
+        driver.allocate("n", scope="r")
+        self.assertEqual(self.db_path, driver.database.engine.url.database)
+        self.assertIs(driver.database.engine,
+                      driver.database._manager.reader.get_engine())
+
+    def test_configuration_objects_do_not_share_values(self):
+        other = cfg.ConfigOpts()
+        opts.register_opts(other)
+        self.assertIsNone(other[opts.DATABASE_GROUP].connection)
+        self.assertNotEqual(self.state_path, other[opts.GROUP].state_path)

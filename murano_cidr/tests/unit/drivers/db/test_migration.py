@@ -1,0 +1,145 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Migrations and ``murano-cidr-manage`` on SQLite."""
+
+import os
+
+import fixtures
+import sqlalchemy as sa
+
+from murano_cidr.cmd import manage
+from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import migration
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+
+
+class TestMigration(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.path = os.path.join(self.state_path, "m.sqlite")
+        self.url = "sqlite:///" + self.path
+        self.config_fixture.config(group="cidr_allocator_database",
+                                   connection=self.url)
+
+    def tables(self):
+        return set(sa.inspect(sa.create_engine(self.url)).get_table_names())
+
+    def test_upgrade_from_empty_to_head(self):
+        self.assertIsNone(migration.current_revision(self.conf))
+        migration.upgrade(self.conf)
+        self.assertEqual(migration.head_revision(),
+                         migration.current_revision(self.conf))
+        self.assertEqual({"murano_cidr_allocations", "murano_cidr_scopes",
+                          migration.VERSION_TABLE}, self.tables())
+        migration.upgrade(self.conf)
+        self.assertEqual(migration.head_revision(),
+                         migration.current_revision(self.conf))
+
+    def test_shares_a_database_with_another_service(self):
+        engine = sa.create_engine(self.url)
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE TABLE alembic_version "
+                                 "(version_num VARCHAR(32) NOT NULL)"))
+            conn.execute(sa.text("INSERT INTO alembic_version "
+                                 "VALUES ('theirs')"))
+            conn.execute(sa.text("CREATE TABLE instances (id INTEGER)"))
+        migration.upgrade(self.conf)
+        with engine.connect() as conn:
+            self.assertEqual("theirs", conn.execute(sa.text(
+                "SELECT version_num FROM alembic_version")).scalar())
+        self.assertIn("instances", self.tables())
+        self.assertEqual(migration.head_revision(),
+                         migration.current_revision(self.conf))
+
+    def test_stamp_and_unknown_revisions(self):
+        migration.stamp(self.conf, "head")
+        self.assertEqual(migration.head_revision(),
+                         migration.current_revision(self.conf))
+        self.assertRaises(exceptions.InvalidArgument, migration.stamp,
+                          self.conf, "nope")
+        self.assertRaises(exceptions.InvalidArgument, migration.upgrade,
+                          self.conf, "nope")
+
+    def test_check_revision(self):
+        head = migration.head_revision()
+        migration.check_revision(head)
+        self.assertRaises(exceptions.DatabaseNotSynced,
+                          migration.check_revision, None)
+        # A revision this code does not know is a newer schema: accepted.
+        migration.check_revision("0123456789ab")
+
+    def test_include_object_sees_our_tables_only(self):
+        self.assertTrue(migration.include_object(
+            None, "murano_cidr_scopes", "table", True, None))
+        self.assertFalse(migration.include_object(
+            None, "instances", "table", True, None))
+        self.assertFalse(migration.include_object(
+            None, migration.VERSION_TABLE, "table", True, None))
+
+    def test_unreachable_database(self):
+        self.config_fixture.config(
+            group="cidr_allocator_database",
+            connection="mysql+pymysql://u:pw@127.0.0.1:1/x")
+        e = self.assertRaises(exceptions.DatabaseUnavailable,
+                              migration.current_revision, self.conf)
+        self.assertIn("u:***@127.0.0.1:1/x", str(e))
+        self.assertEqual("mysql+pymysql://u:***@127.0.0.1:1/x",
+                         api.safe_url("mysql+pymysql://u:pw@127.0.0.1:1/x"))
+
+
+class TestManage(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf_file = os.path.join(self.state_path, "murano.conf")
+        with open(self.conf_file, "w") as f:
+            f.write("[cidr_allocator]\nstate_path = %s\n" % self.state_path)
+
+    def manage(self, *args):
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        code = manage.main(["--config-file", self.conf_file] + list(args))
+        out.stream.seek(0)
+        err.stream.seek(0)
+        return code, out.stream.read(), err.stream.read()
+
+    def test_sync_version_stamp(self):
+        code, out, err = self.manage("db", "version")
+        self.assertEqual((0, "None\n"), (code, out))
+        code, out, err = self.manage("db", "sync")
+        self.assertEqual(0, code)
+        self.assertIn(migration.head_revision() + " (head)", out)
+        self.assertIn(os.path.join(self.state_path, "murano-cidr.sqlite"),
+                      out)
+        code, out, err = self.manage("db", "version")
+        self.assertEqual((0, migration.head_revision() + "\n"), (code, out))
+        code, out, err = self.manage("db", "stamp", "head")
+        self.assertEqual(0, code)
+
+    def test_errors_are_one_line(self):
+        code, out, err = self.manage("db", "stamp", "nope")
+        self.assertEqual(2, code)
+        self.assertEqual(1, len(err.strip().splitlines()))
+        self.assertIn("murano-cidr-manage: error: Invalid revision", err)
+        with open(self.conf_file, "a") as f:
+            f.write("[cidr_allocator_database]\n"
+                    "connection = postgresql+psycopg2://u:pw@127.0.0.1:1/x\n"
+                    "db_max_retries = 0\n")
+        code, out, err = self.manage("db", "sync")
+        self.assertEqual(3, code)
+        self.assertEqual(1, len(err.strip().splitlines()))
+        self.assertNotIn("pw", err.replace("postgresql", ""))
