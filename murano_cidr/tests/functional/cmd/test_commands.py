@@ -148,6 +148,12 @@ class TestStatus(CommandTestCase):
         self.assertIn("is at the head revision",
                       checks["Database"]["details"])
 
+
+class TestStatusPool(CommandTestCase):
+
+    # NOTE: the pool check reads no database; one backend is enough.
+    scenarios = [("sqlite", {"database": _sqlite})]
+
     def test_bad_pool_fails(self):
         self.sync()
         with open(self.conf_file, "a") as f:
