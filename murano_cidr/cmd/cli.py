@@ -52,9 +52,7 @@ command_opt = cfg.SubCommandOpt("command", title="Commands",
 def main(argv=None):
     """Entry point of the ``murano-cidr`` console script."""
     conf = cfg.ConfigOpts()
-    logging.register_options(conf)
-    # Standard output carries results for scripts; logs go to stderr.
-    conf.set_default("use_stderr", True)
+    common.register_logging(conf)
     conf.register_cli_opt(command_opt)
     argv = sys.argv[1:] if argv is None else argv
 

@@ -23,6 +23,7 @@ Exit codes:
 import sys
 
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from murano_cidr import exceptions
 
@@ -30,6 +31,24 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNAVAILABLE = 3
+
+
+#: Libraries whose routine INFO lines would drown a command's output.
+QUIET_LIBRARIES = ["alembic=WARN", "stevedore=WARN", "tooz=WARN"]
+
+
+def register_logging(conf):
+    """Register oslo.log's options with the defaults of a console script.
+
+    Logs go to standard error, so standard output carries only results,
+    and chatty libraries log warnings only.
+
+    :param conf: the script's :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    logging.register_options(conf)
+    conf.set_default("use_stderr", True)
+    logging.set_defaults(default_log_levels=(
+        logging.get_default_log_levels() + QUIET_LIBRARIES))
 
 
 def exit_code_for(error):
