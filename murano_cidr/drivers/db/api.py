@@ -48,19 +48,6 @@ RETRY_INTERVAL = 0.01
 MAX_RETRY_INTERVAL = 0.5
 
 
-class LostRace(Exception):
-    """Another allocator changed the scope during our transaction.
-
-    Raised wrapped in :class:`oslo_db.exception.RetryRequest`, so the
-    transaction is retried; it surfaces only once the retries run out.
-    """
-
-
-def lost_race(scope):
-    """Return the error that makes :meth:`Database.write` try again."""
-    return db_exc.RetryRequest(LostRace(scope))
-
-
 @enginefacade.transaction_context_provider
 class _Context(object):
     """A context object for one operation (enginefacade needs one)."""
@@ -121,6 +108,27 @@ def _sqlite_wal(engine):
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA journal_mode=WAL")
+        finally:
+            cursor.close()
+
+    sa.event.listen(engine, "connect", on_connect)
+
+
+def _read_committed(engine):
+    """Make MySQL sessions read committed data, as PostgreSQL's do.
+
+    An allocation reads a scope's rows after it holds the scope's lock;
+    under MySQL's default REPEATABLE READ those reads could come from a
+    snapshot older than the lock.
+    """
+    if engine.dialect.name != "mysql":
+        return
+
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL "
+                           "READ COMMITTED")
         finally:
             cursor.close()
 
@@ -204,6 +212,7 @@ class Database(object):
             warnings.simplefilter("ignore", db_warning.NotSupportedWarning)
             self._manager.configure(**settings)
         self._manager.append_on_engine_create(_sqlite_wal)
+        self._manager.append_on_engine_create(_read_committed)
         self._retry = oslo_db_api.wrap_db_retry(
             max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
@@ -235,10 +244,6 @@ class Database(object):
                 reason="the Python driver for %s is not installed (%s); "
                 "install murano-cidr[mysql] or murano-cidr[postgresql]"
                 % (self.safe_url, e))
-        except LostRace:
-            raise self.unavailable(
-                "other allocators kept changing the scope; gave up after %d "
-                "retries" % self.max_retries)
         except (db_exc.DBDeadlock, db_exc.DBDuplicateEntry) as e:
             raise self.unavailable(
                 "still conflicting with concurrent allocators after %d "
@@ -290,10 +295,10 @@ class Database(object):
     def write(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a write transaction.
 
-        The whole transaction is retried after a lost race
-        (:class:`LostRace`, a duplicate key), a deadlock or a dropped
-        connection, at most ``[cidr_allocator_database] db_max_retries``
-        times, with a growing, randomised pause.
+        The whole transaction is retried after a lost race (a duplicate
+        key, a locked SQLite file), a deadlock or a dropped connection, at
+        most ``[cidr_allocator_database] db_max_retries`` times, with a
+        growing, randomised pause.
 
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries

@@ -18,20 +18,24 @@ database enforces it, not a check in Python.
 
 How an allocation is decided, in one transaction:
 
-1. read, in one statement, whether the owner already holds a CIDR (then it
-   is returned: allocation is idempotent) and the scope's *generation*;
-2. pick a random candidate that is free of ``taken``, read the scope's rows
-   in a small window of candidates around it (an index range scan), and
-   pick at random among the window's free candidates; only when the window
+1. if the owner already holds a CIDR, it is returned (allocation is
+   idempotent);
+2. the scope's row is updated, which locks it: allocations of one scope
+   queue behind each other, and everything read next is current (PostgreSQL
+   reads committed data; the driver sets READ COMMITTED on its MySQL
+   sessions). On Galera, where locks are per node, two such transactions
+   conflict at commit and one is retried;
+3. a random candidate free of ``taken`` is picked, the scope's rows in a
+   small window of candidates around it are read (index lookups), and a
+   free candidate of the window is picked at random; only when the window
    is full does the search move on, with a window twice as wide;
-3. insert the row: the unique owner and the unique (scope, IP version,
-   first address) turn a lost race into a duplicate key;
-4. move the scope's generation on with a compare-and-swap
-   (``UPDATE ... WHERE generation = :read``). If another allocation of the
-   scope committed since step 1, nothing matches, and the transaction is
-   rolled back and retried; this is what makes overlapping CIDRs of
-   different sizes (a /23 and a /24 during a rolling configuration change)
-   impossible. No ``SELECT ... FOR UPDATE``: it works on Galera too.
+4. the row is inserted: the unique owner and the unique (scope, IP version,
+   first address) turn any race that slipped through into a duplicate key.
+
+So overlapping CIDRs of different sizes (a /23 and a /24 during a rolling
+configuration change) are impossible too: both allocations hold the same
+scope row. No ``SELECT ... FOR UPDATE`` and no check-then-insert in Python
+alone.
 
 Lost races, deadlocks and dropped connections are retried by
 ``oslo_db.api.wrap_db_retry`` (``[cidr_allocator_database] db_max_retries``
@@ -133,9 +137,9 @@ class DbDriver(base.AllocatorDriver):
       (``scope=None`` means overlaps are allowed); only ``taken`` applies.
     * An allocation lives until :meth:`release`; ``confirm`` marks it
       confirmed (a leaked, unconfirmed one can be pruned by its age).
-    * Every allocation of a scope updates that scope's row, so allocations
-      in one scope are serialised by the database (retried on conflict),
-      while different scopes proceed in parallel.
+    * Every allocation of a scope locks that scope's row, so allocations in
+      one scope are serialised by the database, while different scopes
+      proceed in parallel. The driver's MySQL sessions use READ COMMITTED.
     * Owners and scopes are compared exactly (case and Unicode form
       matter) on every backend; leading or trailing white space is refused.
     """
@@ -173,16 +177,16 @@ class DbDriver(base.AllocatorDriver):
             # A callable is read again on every attempt, at the moment the
             # driver decides.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        holds, generation = queries.read_state(conn, owner, scope)
-        if holds:
-            return self._held(queries.get(conn, owner), owner, scope,
-                              pool.version), False
+        row = queries.get(conn, owner)
+        if row is not None:
+            return self._held(row, owner, scope, pool.version), False
         free_map = pool.free_map(taken_set)
         if free_map.free == 0:
             raise self._exhausted(conn, pool, scope, taken_set)
         if scope is None:
             index = free_map.nth_free(_RANDOM.randrange(free_map.free))
         else:
+            queries.lock_scope(conn, scope)
             index = self._search(conn, pool, scope, taken_set, free_map)
         network = pool[index]
         try:
@@ -191,8 +195,6 @@ class DbDriver(base.AllocatorDriver):
                 queries.utcnow())])
         except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
             raise _bad_value(owner, scope, e)
-        if scope is not None:
-            queries.claim_scope(conn, scope, generation)
         return str(network), True
 
     def _held(self, row, owner, scope, ip_version):
@@ -335,10 +337,11 @@ class DbDriver(base.AllocatorDriver):
             bool(getattr(allocation, "confirmed", True)), created_at)
 
     def _import(self, conn, items):
-        scopes = {item["scope"] for item in items
-                  if item["scope"] is not None}
-        # The generations first: they guard everything read after them.
-        generations = queries.read_generations(conn, scopes)
+        # The scopes' locks first, in a fixed order: they guard everything
+        # read after them.
+        for scope in sorted({item["scope"] for item in items
+                             if item["scope"] is not None}):
+            queries.lock_scope(conn, scope)
         existing = queries.get_many(conn, [item["owner"] for item in items])
         new = []
         for item in items:
@@ -368,9 +371,6 @@ class DbDriver(base.AllocatorDriver):
                 name="allocations", value="(%d new)" % len(new),
                 reason="the database cannot store an owner or scope (%s)"
                 % api.one_line(e))
-        for scope in sorted({item["scope"] for item in new
-                             if item["scope"] is not None}):
-            queries.claim_scope(conn, scope, generations.get(scope))
         return new
 
     def close(self):

@@ -54,11 +54,11 @@ def address_key(address):
 class Scope(BASE):
     """One row per scope that ever had an allocation.
 
-    ``generation`` grows by one with every allocation recorded in the scope.
-    An allocator reads it, checks for overlaps, inserts, and then moves it
-    on with a compare-and-swap; if another allocator moved it meanwhile, the
-    transaction is retried. Allocations without a scope have no row here,
-    because nothing about them must be checked.
+    Every allocation in the scope updates the row before it reads anything:
+    the row lock queues the allocations of one scope behind each other (and
+    makes them conflict at commit on Galera). ``generation`` counts them.
+    Allocations without a scope have no row here, because nothing about them
+    must be checked.
     """
 
     __tablename__ = "murano_cidr_scopes"
@@ -74,7 +74,7 @@ class Allocation(BASE):
     ``owner`` is unique: an owner holds one CIDR. ``(scope, ip_version,
     range_first)`` is unique, so two allocators that picked the same
     candidate conflict in the database itself; overlaps between different
-    prefix lengths are excluded by the scope's compare-and-swap.
+    prefix lengths are excluded by the scope's row lock.
     """
 
     __tablename__ = "murano_cidr_allocations"

@@ -27,7 +27,6 @@ import datetime
 import sqlalchemy as sa
 
 from murano_cidr.drivers import base
-from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import models
 
 ALLOCATIONS = models.Allocation.__table__
@@ -69,60 +68,22 @@ def _scope_is(scope):
     return ALLOCATIONS.c.scope == scope
 
 
-def read_state(conn, owner, scope):
-    """Read whether ``owner`` holds a CIDR, and the scope's generation.
+def lock_scope(conn, scope):
+    """Take the scope's row lock for the rest of the transaction.
 
-    One statement, the first of an allocation, so the generation is read
-    before anything it protects.
+    The scope's row is updated (its ``generation`` counts the allocations
+    ever made in it), which makes every other allocation of the scope wait
+    until this transaction ends, and, on Galera, makes two such
+    transactions on different nodes conflict at commit. A scope without a
+    row gets one; two transactions creating it at once conflict on its key.
 
-    :returns: ``(holds, generation)``; ``generation`` is None for a scope
-        without a row (or no scope).
+    Call it before reading anything it protects.
     """
-    holds = sa.select(ALLOCATIONS.c.id).where(
-        ALLOCATIONS.c.owner == owner).scalar_subquery()
-    if scope is None:
-        generation = sa.null()
-    else:
-        generation = sa.select(SCOPES.c.generation).where(
-            SCOPES.c.scope == scope).scalar_subquery()
-    row = conn.execute(sa.select(holds.label("holds"),
-                                 generation.label("generation"))).one()
-    return row.holds is not None, row.generation
-
-
-def read_generations(conn, scopes):
-    """Return the generation of each scope that has a row.
-
-    :returns: a dictionary from scope to generation.
-    """
-    result = {}
-    scopes = sorted(scopes)
-    for i in range(0, len(scopes), CHUNK):
-        chunk = scopes[i:i + CHUNK]
-        for row in conn.execute(
-                sa.select(SCOPES.c.scope, SCOPES.c.generation).where(
-                    SCOPES.c.scope.in_(chunk))):
-            result[row.scope] = row.generation
-    return result
-
-
-def claim_scope(conn, scope, generation):
-    """Move a scope's generation on, if nobody else did meanwhile.
-
-    :param generation: what :func:`read_state` returned; None creates the
-        scope's row (a concurrent creator makes it a duplicate key).
-    :raises oslo_db.exception.RetryRequest: if the generation changed: the
-        transaction must be retried.
-    """
-    if generation is None:
-        conn.execute(sa.insert(SCOPES).values(scope=scope, generation=1))
-        return
     result = conn.execute(
-        sa.update(SCOPES)
-        .where(SCOPES.c.scope == scope, SCOPES.c.generation == generation)
-        .values(generation=generation + 1))
-    if result.rowcount != 1:
-        raise api.lost_race(scope)
+        sa.update(SCOPES).where(SCOPES.c.scope == scope)
+        .values(generation=SCOPES.c.generation + 1))
+    if result.rowcount == 0:
+        conn.execute(sa.insert(SCOPES).values(scope=scope, generation=1))
 
 
 def get(conn, owner):

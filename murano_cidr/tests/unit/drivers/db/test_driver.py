@@ -119,37 +119,40 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = queries.claim_scope
+        real = queries.lock_scope
 
-        def lose_once(conn, scope, generation):
+        def deadlock_once(conn, scope):
             if len(calls) == 1:
-                raise api.lost_race(scope)
-            return real(conn, scope, generation)
+                raise db_exc.DBDeadlock()
+            return real(conn, scope)
 
         def taken():
             calls.append(1)
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.claim_scope", lose_once))
+            "murano_cidr.drivers.db.queries.lock_scope", deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
         self.assertNotEqual("10.20.0.0/24", cidr)
         self.assertEqual(1, len(self.rows()))
 
-    def test_lost_races_give_up_with_a_clear_error_and_no_row(self):
+    def test_deadlocks_give_up_with_a_clear_error_and_no_row(self):
         self.db_config(db_max_retries=2)
         driver = self.make_driver()
+        real = queries.lock_scope
 
-        def always_lose(conn, scope, generation):
-            raise api.lost_race(scope)
+        def deadlock(conn, scope):
+            real(conn, scope)
+            raise db_exc.DBDeadlock()
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.claim_scope", always_lose))
+            "murano_cidr.drivers.db.queries.lock_scope", deadlock))
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               driver.allocate, "net-1", scope="r")
-        self.assertIn("gave up after 2 retries", str(e))
+        self.assertIn("after 2 retries", str(e))
         self.assertEqual([], self.rows())
+        self.assertIsNone(self.generation("r"))
 
     def test_duplicate_keys_are_retried(self):
         real = queries.insert
