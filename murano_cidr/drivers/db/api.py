@@ -173,6 +173,12 @@ class Database(object):
                 reason="%s is not a usable SQLAlchemy URL: %s"
                 % (self.safe_url, one_line(e)))
         self.backend = parsed.get_backend_name()
+        parameters = group.connection_parameters or None
+        if self.backend == "mysql" and "charset" not in parsed.query:
+            # NOTE: the tables are utf8mb4; oslo.db would otherwise ask for
+            # utf8 (utf8mb3), which cannot carry every owner or scope.
+            parameters = "&".join(p for p in (parameters, "charset=utf8mb4")
+                                  if p)
         self.max_retries = group.db_max_retries
         self._synced = False
         self._sync_lock = threading.Lock()
@@ -194,7 +200,7 @@ class Database(object):
             "pool_timeout": group.pool_timeout,
             "sqlite_synchronous": group.sqlite_synchronous,
             "connection_trace": group.connection_trace,
-            "connection_parameters": group.connection_parameters or None,
+            "connection_parameters": parameters,
             # No connection test at start-up: the first operation connects,
             # and its retries cover a server that is still starting.
             "max_retries": 0,
