@@ -46,13 +46,17 @@ def default_state_path():
 driver_opts = [
     cfg.StrOpt(
         "driver",
-        default="random",
+        default="db",
         help=_("The allocator driver, by its name in the "
-               "'murano_cidr.allocators' entry point namespace. "
-               "'random' picks uniformly at random among free subnets "
-               "(fewer collisions, never zero); 'legacy' is Murano's original "
-               "hash-and-probe pick. Other drivers add guarantees; see the "
-               "documentation.")),
+               "'murano_cidr.allocators' entry point namespace. 'db' "
+               "records every allocation in an SQL database whose "
+               "constraints make overlaps within a scope impossible (run "
+               "'murano-cidr-manage db sync' first; the default database is "
+               "an SQLite file under state_path, see "
+               "[cidr_allocator_database]); 'lock' serialises picks with an "
+               "external lock; 'random' picks uniformly at random among free "
+               "subnets (fewer collisions, never zero, nothing to set up); "
+               "'legacy' is Murano's original hash-and-probe pick.")),
     cfg.StrOpt(
         "state_path",
         default=default_state_path(),

@@ -13,6 +13,8 @@
 """The db driver on SQLite, beyond the shared driver contract."""
 
 import datetime
+import sys
+from unittest import mock
 
 import fixtures
 import netaddr
@@ -338,8 +340,10 @@ class TestErrors(base.DbTestCase):
             self.assertIn("[cidr_allocator_database] connection", str(e))
 
     def test_missing_python_driver_is_a_config_error(self):
-        self.useFixture(fixtures.MonkeyPatch("sys.modules", dict(
-            __import__("sys").modules, pymysql=None)))
+        # None in sys.modules makes "import pymysql" fail.
+        patcher = mock.patch.dict(sys.modules, {"pymysql": None})
+        patcher.start()
+        self.addCleanup(patcher.stop)
         self.db_config(connection="mysql+pymysql://u:p@127.0.0.1/x")
         driver = self.make_driver()
         e = self.assertRaises(exceptions.InvalidConfig, driver.allocate, "n")
