@@ -167,6 +167,7 @@ def throughput(result, groups, workdir, workers, count):
     barrier = ctx.Barrier(workers)
     results = ctx.Queue()
     router_path = os.path.join(workdir, "router-%s.sqlite" % scope)
+    router_mod.ModelRouter.create(router_path)
     procs = [ctx.Process(target=_worker, daemon=True,
                          args=(groups, router_path, scope, count, barrier,
                                results))

@@ -68,6 +68,21 @@ class ModelRouter(object):
         self.path = path
         self._conn = None
 
+    @classmethod
+    def create(cls, path):
+        """Create the file, its table and WAL mode, before any engine runs.
+
+        Engines opening a new file at the same moment could see SQLite
+        refuse the switch to WAL ("database is locked") without waiting.
+
+        :param path: the SQLite file.
+        :returns: a :class:`ModelRouter`, its connection closed.
+        """
+        router = cls(path)
+        router._connection()
+        router.close()
+        return router
+
     def __getstate__(self):
         return {"path": self.path}
 

@@ -332,7 +332,7 @@ class Runner(object):
         self._workdir = tempfile.mkdtemp(prefix="murano-cidr-simulate-")
         try:
             config_paths = self._prepare_drivers()
-            router = router_mod.ModelRouter(
+            router = router_mod.ModelRouter.create(
                 os.path.join(self._workdir, "router.sqlite"))
             self._start(config_paths, router)
             results = []

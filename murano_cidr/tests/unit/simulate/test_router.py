@@ -14,6 +14,7 @@
 
 import multiprocessing
 import os
+import sqlite3
 
 from murano_cidr import exceptions
 from murano_cidr.simulate import router as router_mod
@@ -36,8 +37,15 @@ class TestModelRouter(base.TestCase):
     def setUp(self):
         super().setUp()
         self.path = os.path.join(self.state_path, "router.sqlite")
-        self.router = router_mod.ModelRouter(self.path)
+        self.router = router_mod.ModelRouter.create(self.path)
         self.addCleanup(self.router.close)
+
+    def test_create_makes_a_wal_database(self):
+        with sqlite3.connect(self.path) as conn:
+            self.assertEqual(
+                "wal", conn.execute("PRAGMA journal_mode").fetchone()[0])
+            self.assertEqual(0, conn.execute(
+                "SELECT COUNT(*) FROM router_subnets").fetchone()[0])
 
     def test_add_and_read(self):
         self.router.add_interface("r1", "net-a", "10.0.0.0/24")
