@@ -247,8 +247,8 @@ class TestParseCache(testtools.TestCase):
         self.addCleanup(taken_mod.clear_parse_cache)
 
     def test_a_string_is_parsed_once(self):
-        with mock.patch.object(taken_mod.netaddr, "IPNetwork",
-                               wraps=netaddr.IPNetwork) as parse:
+        with mock.patch.object(taken_mod, "parse_cidr",
+                               wraps=taken_mod.parse_cidr) as parse:
             first = _taken(["10.9.0.0/24", "10.9.1.0/24"])
             second = _taken(["10.9.1.0/24", "10.9.0.0/24"])
         self.assertEqual(2, parse.call_count)
