@@ -16,20 +16,20 @@ No two live allocations of a scope overlap, and an owner never holds two
 CIDRs, whatever the number of engines, hosts or pool settings: the
 database enforces it, not a check in Python.
 
-How an allocation is decided, in one transaction:
+How an allocation is decided, in one transaction of three statements:
 
-1. if the owner already holds a CIDR, it is returned (allocation is
-   idempotent);
-2. the scope's row is updated, which locks it: allocations of one scope
+1. the scope's row is updated, which locks it: allocations of one scope
    queue behind each other, and everything read next is current (PostgreSQL
    reads committed data; the driver sets READ COMMITTED on its MySQL
    sessions). On Galera, where locks are per node, two such transactions
    conflict at commit and one is retried;
-3. a random candidate free of ``taken`` is picked, the scope's rows in a
-   small window of candidates around it are read (index lookups), and a
-   free candidate of the window is picked at random; only when the window
-   is full does the search move on, with a window twice as wide;
-4. the row is inserted: the unique owner and the unique (scope, IP version,
+2. a random candidate free of ``taken`` is picked, and one statement reads
+   whether the owner already holds a CIDR (then it is returned: allocation
+   is idempotent) and the scope's rows in a small window of candidates from
+   there (index lookups); a free candidate of the window is picked at
+   random, and only when the window is full does the search move on, with
+   a window twice as wide;
+3. the row is inserted: the unique owner and the unique (scope, IP version,
    first address) turn any race that slipped through into a duplicate key.
 
 So overlapping CIDRs of different sizes (a /23 and a /24 during a rolling
@@ -177,17 +177,23 @@ class DbDriver(base.AllocatorDriver):
             # A callable is read again on every attempt, at the moment the
             # driver decides.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        row = queries.get(conn, owner)
-        if row is not None:
-            return self._held(row, owner, scope, pool.version), False
         free_map = pool.free_map(taken_set)
-        if free_map.free == 0:
-            raise self._exhausted(conn, pool, scope, taken_set)
-        if scope is None:
-            index = free_map.nth_free(_RANDOM.randrange(free_map.free))
-        else:
+        if scope is not None:
+            # Before anything is read: see the module's documentation.
             queries.lock_scope(conn, scope)
-            index = self._search(conn, pool, scope, taken_set, free_map)
+        index = None
+        if free_map.free:
+            if scope is None:
+                index = free_map.nth_free(_RANDOM.randrange(free_map.free))
+            else:
+                index = self._search(conn, pool, scope, owner, taken_set,
+                                     free_map)
+        if index is None or scope is None:
+            row = queries.get(conn, owner)
+            if row is not None:
+                return self._held(row, owner, scope, pool.version), False
+        if index is None:
+            raise self._exhausted(conn, pool, scope, taken_set)
         network = pool[index]
         try:
             queries.insert(conn, [queries.row_values(
@@ -204,30 +210,38 @@ class DbDriver(base.AllocatorDriver):
                 scope=row.scope if row.scope is not None else "(none)")
         return row.cidr
 
-    def _search(self, conn, pool, scope, taken_set, taken_map):
-        """Pick a free candidate near a random one; see the module doc."""
-        start = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
-        index = start
+    def _search(self, conn, pool, scope, owner, taken_set, taken_map):
+        """Pick a free candidate near a random one; see the module doc.
+
+        The first window's statement also tells whether ``owner`` already
+        holds a CIDR.
+
+        :returns: a candidate index, or None if the owner holds a CIDR or
+            no candidate is free.
+        """
+        index = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
         remaining = pool.size
         width = WINDOW
         while remaining > 0:
             hi = min(index + width - 1, _block_end(pool, index),
                      index + remaining - 1)
-            rows = queries.held_between(conn, scope, pool.version,
-                                        pool.first_address(index),
-                                        pool[hi].last)
-            held = taken_mod.TakenSet(
+            rows, held = queries.read_window(
+                conn, scope, pool.version, pool.first_address(index),
+                pool[hi].last, owner=owner if width == WINDOW else None)
+            if held:
+                return None
+            window = taken_mod.TakenSet(
                 pool.version,
                 [(int(r.range_first, 16), int(r.range_last, 16))
                  for r in rows])
-            free = _free_between(pool.free_map(taken_set.union(held)),
+            free = _free_between(pool.free_map(taken_set.union(window)),
                                  index, hi)
             if free:
                 return _RANDOM.choice(free)
             remaining -= hi - index + 1
             index = hi + 1 if hi + 1 < pool.size else 0
             width *= 2
-        raise self._exhausted(conn, pool, scope, taken_set)
+        return None
 
     def _held_in_pool(self, conn, pool, scope):
         intervals = []

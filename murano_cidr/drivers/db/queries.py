@@ -23,6 +23,7 @@ whatever the number of rows.
 """
 
 import datetime
+import functools
 
 import sqlalchemy as sa
 
@@ -68,6 +69,13 @@ def _scope_is(scope):
     return ALLOCATIONS.c.scope == scope
 
 
+_LOCK_SCOPE = (sa.update(SCOPES)
+               .where(SCOPES.c.scope == sa.bindparam("lock_scope"))
+               .values(generation=SCOPES.c.generation + 1))
+_CREATE_SCOPE = sa.insert(SCOPES).values(scope=sa.bindparam("new_scope"),
+                                         generation=1)
+
+
 def lock_scope(conn, scope):
     """Take the scope's row lock for the rest of the transaction.
 
@@ -79,17 +87,17 @@ def lock_scope(conn, scope):
 
     Call it before reading anything it protects.
     """
-    result = conn.execute(
-        sa.update(SCOPES).where(SCOPES.c.scope == scope)
-        .values(generation=SCOPES.c.generation + 1))
+    result = conn.execute(_LOCK_SCOPE, {"lock_scope": scope})
     if result.rowcount == 0:
-        conn.execute(sa.insert(SCOPES).values(scope=scope, generation=1))
+        conn.execute(_CREATE_SCOPE, {"new_scope": scope})
+
+
+_GET = sa.select(*_COLUMNS).where(ALLOCATIONS.c.owner == sa.bindparam("owner"))
 
 
 def get(conn, owner):
     """Return the row of ``owner``, or None."""
-    return conn.execute(sa.select(*_COLUMNS).where(
-        ALLOCATIONS.c.owner == owner)).first()
+    return conn.execute(_GET, {"owner": owner}).first()
 
 
 def get_many(conn, owners):
@@ -127,7 +135,45 @@ def _containing_starts(first, ip_version):
     return sorted(starts)
 
 
-def held_between(conn, scope, ip_version, first, last, detail=False):
+@functools.lru_cache(maxsize=None)
+def _window_statement(starts, with_owner, null_scope, detail):
+    """Build (once) the statement of :func:`read_window`.
+
+    :param starts: how many possible earlier starts are looked up.
+    :param with_owner: whether the owner's own row is read too.
+    :param null_scope: whether the scope is None (``IS NULL``).
+    :param detail: whether ``cidr`` and ``owner`` are read too.
+    """
+    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last)
+    if detail:
+        columns += (ALLOCATIONS.c.cidr, ALLOCATIONS.c.owner)
+
+    def select(kind, *where):
+        return sa.select(sa.literal_column("'%s'" % kind).label("kind"),
+                         *columns).where(*where)
+
+    if null_scope:
+        in_scope = (ALLOCATIONS.c.scope.is_(None),)
+    else:
+        in_scope = (ALLOCATIONS.c.scope == sa.bindparam("scope"),)
+    in_scope += (ALLOCATIONS.c.ip_version == sa.bindparam("ip_version"),)
+    selects = [select("w", *in_scope, ALLOCATIONS.c.range_first.between(
+        sa.bindparam("lo"), sa.bindparam("hi")))]
+    # NOTE: one select per possible start, each an equality on the whole
+    # unique key, rather than an IN or an OR: every planner answers those
+    # from the index, even before the table's statistics exist (PostgreSQL
+    # would otherwise filter the whole scope of a freshly filled table).
+    selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
+                          == sa.bindparam("start%d" % i))
+                   for i in range(starts))
+    if with_owner:
+        selects.append(select("o", ALLOCATIONS.c.owner
+                              == sa.bindparam("owner")))
+    return selects[0] if len(selects) == 1 else sa.union_all(*selects)
+
+
+def read_window(conn, scope, ip_version, first, last, owner=None,
+                detail=False):
     """Return the rows of a scope that overlap ``[first, last]``.
 
     The rows starting inside the range, and the CIDRs that start before it
@@ -137,29 +183,38 @@ def held_between(conn, scope, ip_version, first, last, detail=False):
 
     :param first: first address, as an integer.
     :param last: last address, as an integer.
-    :param detail: also read ``cidr`` and ``owner`` (for messages).
-    :returns: rows with ``range_first`` and ``range_last`` (and ``cidr`` and
-        ``owner`` with ``detail``), sorted by ``range_first``.
+    :param owner: if given, also tell whether this owner holds a CIDR, in
+        the same statement.
+    :param detail: also read each row's ``cidr`` and ``owner``.
+    :returns: ``(rows, held)``: the rows (``range_first``, ``range_last``,
+        with ``detail`` also ``cidr`` and ``owner``) sorted by
+        ``range_first``, and whether ``owner`` holds a CIDR.
     """
     lo = models.address_key(first)
-    hi = models.address_key(last)
-    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last)
-    if detail:
-        columns += (ALLOCATIONS.c.cidr, ALLOCATIONS.c.owner)
-    where = (_scope_is(scope), ALLOCATIONS.c.ip_version == ip_version)
-    selects = [sa.select(*columns).where(
-        *where, ALLOCATIONS.c.range_first.between(lo, hi))]
-    # NOTE: one select per possible start, each an equality on the whole
-    # unique key, rather than an IN or an OR: every planner answers those
-    # from the index, even before the table's statistics exist (PostgreSQL
-    # would otherwise filter the whole scope of a freshly filled table).
-    selects.extend(
-        sa.select(*columns).where(*where, ALLOCATIONS.c.range_first == start)
-        for start in _containing_starts(first, ip_version))
-    stmt = selects[0] if len(selects) == 1 else sa.union_all(*selects)
-    rows = conn.execute(stmt)
-    return sorted((row for row in rows if row.range_last >= lo),
-                  key=lambda row: row.range_first)
+    starts = _containing_starts(first, ip_version)
+    params = {"scope": scope, "ip_version": ip_version, "lo": lo,
+              "hi": models.address_key(last), "owner": owner}
+    params.update(("start%d" % i, start) for i, start in enumerate(starts))
+    statement = _window_statement(len(starts), owner is not None,
+                                  scope is None, detail)
+    rows = []
+    held = False
+    for row in conn.execute(statement, params):
+        if row.kind == "o":
+            held = True
+        elif row.range_last >= lo:
+            rows.append(row)
+    rows.sort(key=lambda row: row.range_first)
+    return rows, held
+
+
+def held_between(conn, scope, ip_version, first, last, detail=False):
+    """Return the rows of a scope that overlap ``[first, last]``.
+
+    See :func:`read_window`.
+    """
+    return read_window(conn, scope, ip_version, first, last,
+                       detail=detail)[0]
 
 
 def count(conn, scope, ip_version):
@@ -170,13 +225,16 @@ def count(conn, scope, ip_version):
     ).scalar()
 
 
+_INSERT = sa.insert(ALLOCATIONS)
+
+
 def insert(conn, allocations):
     """Insert allocations.
 
     :param allocations: dictionaries with every column but ``id``.
     """
     if allocations:
-        conn.execute(sa.insert(ALLOCATIONS), allocations)
+        conn.execute(_INSERT, allocations)
 
 
 def row_values(owner, scope, ip_version, network, confirmed, created_at):
