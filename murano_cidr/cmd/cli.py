@@ -24,7 +24,6 @@ configuration and returning an exit code (or None for success).
 import sys
 
 from oslo_config import cfg
-from oslo_log import log as logging
 
 from murano_cidr.cmd import allocations
 from murano_cidr.cmd import bench
@@ -51,17 +50,7 @@ command_opt = cfg.SubCommandOpt("command", title="Commands",
 
 def main(argv=None):
     """Entry point of the ``murano-cidr`` console script."""
-    conf = cfg.ConfigOpts()
-    common.register_logging(conf)
-    conf.register_cli_opt(command_opt)
-    argv = sys.argv[1:] if argv is None else argv
-
-    def _run():
-        conf(argv, project="murano-cidr", prog=PROG)
-        logging.setup(conf, "murano-cidr")
-        return conf.command.action(conf)
-
-    return common.run(PROG, _run, conf)
+    return common.main(PROG, command_opt, argv)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,36 @@ def register_logging(conf):
         logging.get_default_log_levels() + QUIET_LIBRARIES))
 
 
+def main(prog, command_opt, argv=None, register=None):
+    """Run a console script made of oslo.config sub-commands.
+
+    Parses ``argv`` (with ``--config-file`` and the rest of oslo.config's
+    options), sets up logging, calls the chosen sub-command's ``action``
+    with the configuration and turns errors into one line and an exit code
+    (see :func:`run`).
+
+    :param prog: the program name.
+    :param command_opt: a :class:`oslo_config.cfg.SubCommandOpt` whose
+        parsers set ``action``.
+    :param argv: the arguments; ``sys.argv[1:]`` if None.
+    :param register: optional ``register(conf)`` for more options.
+    :returns: the exit code.
+    """
+    conf = cfg.ConfigOpts()
+    register_logging(conf)
+    if register is not None:
+        register(conf)
+    conf.register_cli_opt(command_opt)
+    argv = sys.argv[1:] if argv is None else argv
+
+    def _run():
+        conf(argv, project="murano-cidr", prog=prog)
+        logging.setup(conf, "murano-cidr")
+        return conf.command.action(conf)
+
+    return run(prog, _run, conf)
+
+
 def exit_code_for(error):
     """Return the documented exit code for an exception."""
     if isinstance(error, (exceptions.InvalidConfig, exceptions.InvalidArgument,

@@ -27,7 +27,6 @@ errors are one line on standard error with the exit codes of
 import sys
 
 from oslo_config import cfg
-from oslo_log import log as logging
 
 from murano_cidr.cmd import common
 from murano_cidr.drivers.db import api
@@ -96,20 +95,7 @@ command_opt = cfg.SubCommandOpt("command", title="Commands",
 
 def main(argv=None):
     """Entry point of the ``murano-cidr-manage`` console script."""
-    conf = cfg.ConfigOpts()
-    logging.register_options(conf)
-    # Standard output carries results for scripts; logs go to stderr.
-    conf.set_default("use_stderr", True)
-    opts.register_opts(conf)
-    conf.register_cli_opt(command_opt)
-    argv = sys.argv[1:] if argv is None else argv
-
-    def _run():
-        conf(argv, project="murano-cidr", prog=PROG)
-        logging.setup(conf, "murano-cidr")
-        return conf.command.action(conf)
-
-    return common.run(PROG, _run, conf)
+    return common.main(PROG, command_opt, argv, register=opts.register_opts)
 
 
 if __name__ == "__main__":

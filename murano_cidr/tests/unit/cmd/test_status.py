@@ -58,6 +58,7 @@ class TestChecks(base.TestCase):
                           "max_environments = 5", self.checks.check_pool())
 
     def test_driver(self):
+        self.config(driver="random")
         self.assertResult(SUCCESS, "Driver 'random' loads and makes "
                           "collisions rarer", self.checks.check_driver())
         self.config(driver="nope")
@@ -67,6 +68,7 @@ class TestChecks(base.TestCase):
         self.assertResult(FAILURE, "max_hosts", self.checks.check_driver())
 
     def test_store_checks_skip_other_drivers(self):
+        self.config(driver="random")
         self.assertResult(SUCCESS, "Not used by driver 'random'",
                           self.checks.check_database())
         self.assertResult(SUCCESS, "Not used by driver 'random'",
@@ -146,7 +148,7 @@ class TestMain(base.TestCase):
     def run_status(self, config, *args):
         path = os.path.join(self.state_path, "murano-cidr.conf")
         with open(path, "w") as f:
-            f.write("[cidr_allocator]\nstate_path = %s\n%s"
+            f.write("[cidr_allocator]\ndriver = random\nstate_path = %s\n%s"
                     % (self.state_path, config))
         out = self.useFixture(fixtures.StringStream("stdout"))
         err = self.useFixture(fixtures.StringStream("stderr"))
