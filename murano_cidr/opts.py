@@ -157,7 +157,6 @@ database_opts = [
     cfg.StrOpt(
         "connection",
         secret=True,
-        sample_default="sqlite:///$state_path/murano-cidr.sqlite",
         help=_("SQLAlchemy URL of the allocation database, e.g. "
                "mysql+pymysql://user:password@host/murano?charset=utf8mb4 "
                "(extra 'mysql') or postgresql+psycopg2://user:password@host/"
