@@ -37,6 +37,7 @@ import uuid
 from oslo_log import log as logging
 
 from murano_cidr import allocator
+from murano_cidr.bench import poolmath
 from murano_cidr.bench import timing
 from murano_cidr.drivers import base
 from murano_cidr import exceptions
@@ -195,6 +196,9 @@ def throughput(result, groups, workdir, workers, count):
 def fill_cost(result, conf, samples, seed=1502437):
     """Time single allocations at each fill level of :data:`FILLS`.
 
+    One worker; only ``allocate`` is timed (``confirm`` and ``release``
+    follow, untimed), so the cost compares with one baseline operation.
+
     :param result: the :class:`DriverResult` to complete (``fill``).
     :param conf: the driver's configuration.
     :param samples: allocations timed per level; the median is kept.
@@ -218,14 +222,44 @@ def fill_cost(result, conf, samples, seed=1502437):
                 owner = str(uuid.uuid4())
                 seconds, _cidr = timing.time_call(
                     driver.allocate, owner, scope=scope, taken=taken)
-                confirm, _ = timing.time_call(driver.confirm, owner)
                 if sample:
-                    times.append(seconds + confirm)
+                    times.append(seconds)
+                driver.confirm(owner)
                 driver.release(owner)
             result.fill["%d%%" % round(fill * 100)] = timing.percentile(
                 times, 0.5)
             if driver.name == "db":
                 _forget_scope(driver, scope)
+
+
+#: The db driver's targets (issue 3): one allocation against one plain
+#: INSERT transaction, and the median at 90 % fill against 1 % fill.
+DB_INSERT_RATIO_LIMIT = 2.0
+DB_FILL_RATIO_LIMIT = 1.5
+
+
+def db_targets(result):
+    """Return the db driver's targets for one measured backend.
+
+    :param result: a :class:`DriverResult` of a ``db`` backend.
+    :returns: a list of :class:`murano_cidr.bench.poolmath.Target`; empty
+        for other drivers or a skipped backend.
+    """
+    fill = result.fill
+    if (result.driver != "db" or result.skipped or not result.baseline
+            or "1%" not in fill or "90%" not in fill):
+        return []
+    return [
+        poolmath.Target(
+            "%s: one allocation (one worker, 1%% full) vs one INSERT "
+            "transaction" % result.backend,
+            fill["1%"] / result.baseline, DB_INSERT_RATIO_LIMIT, True,
+            "%.2f ms / %.2f ms" % (fill["1%"] * 1e3, result.baseline * 1e3)),
+        poolmath.Target(
+            "%s: median allocation at 90%% vs 1%% full" % result.backend,
+            fill["90%"] / fill["1%"], DB_FILL_RATIO_LIMIT, True,
+            "%.2f ms / %.2f ms" % (fill["90%"] * 1e3, fill["1%"] * 1e3)),
+    ]
 
 
 def _forget_scope(driver, scope):

@@ -133,10 +133,12 @@ def run(settings, progress=None):
             step()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    measures, targets = [], []
+    targets = [t for r in results for t in drivers.db_targets(r)]
+    measures = []
     if settings.pool_math:
-        measures, targets = poolmath.run(repeat=settings.repeat,
-                                         progress=step)
+        measures, pool_targets = poolmath.run(repeat=settings.repeat,
+                                              progress=step)
+        targets += pool_targets
     return {
         "settings": dataclasses.asdict(settings),
         "machine": {"python": platform.python_version(),

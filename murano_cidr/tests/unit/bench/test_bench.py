@@ -123,3 +123,27 @@ class TestReport(base.TestCase):
         self.assertEqual(50.0, doc["drivers"][0]["throughput"])
         self.assertAlmostEqual(2.0, doc["drivers"][0]["p50_over_baseline"])
         self.assertFalse(doc["targets"][1]["passed"])
+
+
+class TestDbTargets(base.TestCase):
+
+    def _result(self, driver="db", **fill):
+        result = drivers.DriverResult("db-postgresql", driver)
+        result.baseline = 0.001
+        result.fill = {"1%": 0.0015, "50%": 0.0016, "90%": 0.0030}
+        result.fill.update(fill)
+        return result
+
+    def test_ratios_against_the_insert_and_the_empty_pool(self):
+        insert, fill = drivers.db_targets(self._result())
+        self.assertAlmostEqual(1.5, insert.ratio)
+        self.assertTrue(insert.passed)
+        self.assertAlmostEqual(2.0, fill.ratio)
+        self.assertFalse(fill.passed)
+        self.assertIn("db-postgresql", insert.name)
+
+    def test_only_for_measured_db_backends(self):
+        self.assertEqual([], drivers.db_targets(self._result("lock")))
+        skipped = self._result()
+        skipped.skipped = "PostgreSQL is unreachable"
+        self.assertEqual([], drivers.db_targets(skipped))
