@@ -139,6 +139,24 @@ lock_opts = [
                "finish picking a CIDR in the same scope before allocate "
                "fails with a 'lock service unavailable' error (tooz "
                "backends only; file locks wait for their holder).")),
+    cfg.IntOpt(
+        "reservation_prefixlen",
+        default=24,
+        min=8,
+        max=30,
+        help=_("The 'lock' driver reserves a CIDR by locking every aligned "
+               "IPv4 block of this prefix length that the CIDR covers (a "
+               "/23 takes two /24 locks; a /26 locks the /24 it sits in), so "
+               "engines whose subnet sizes differ, as during a change of "
+               "max_hosts or subnet_prefixlen, still exclude each other. "
+               "Every engine must use the same value. A subnet may cover at "
+               "most 256 blocks.")),
+    cfg.IntOpt(
+        "ipv6_reservation_prefixlen",
+        default=64,
+        min=8,
+        max=126,
+        help=_("The same as reservation_prefixlen, for IPv6 subnets.")),
 ]
 
 

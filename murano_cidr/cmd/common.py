@@ -34,7 +34,10 @@ EXIT_UNAVAILABLE = 3
 
 
 #: Libraries whose routine INFO lines would drown a command's output.
-QUIET_LIBRARIES = ["alembic=WARN", "stevedore=WARN", "tooz=WARN"]
+#: oslo.db logs the traceback of the last error when its retries run out;
+#: the command prints that error on one line, and --debug shows it all.
+QUIET_LIBRARIES = ["alembic=WARN", "stevedore=WARN", "tooz=WARN",
+                   "oslo_db.api=CRITICAL"]
 
 
 def register_logging(conf):

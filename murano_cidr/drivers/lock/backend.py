@@ -16,13 +16,18 @@ Two locks are used, both named here so that every engine, whatever its
 backend object, agrees on them:
 
 * the *scope lock*, held only while one caller picks a CIDR for a scope;
-* a *reservation lock* per (scope, CIDR), taken without waiting and held
+* *reservation locks* per (scope, block), taken without waiting and held
   from ``allocate`` until ``confirm`` or ``release``, or until the holder
-  dies.
+  dies. A block is an aligned network of a fixed prefix length
+  (``reservation_prefixlen``); a CIDR is reserved by holding every block
+  it overlaps, so two overlapping CIDRs of any sizes always need a block
+  in common.
 """
 
 import abc
 import hashlib
+
+import netaddr
 
 #: Prefix of every lock name, so the locks are recognisable in a shared
 #: lock directory or Redis database.
@@ -47,10 +52,10 @@ def scope_lock_name(scope):
 
 
 def reservation_lock_name(scope, cidr):
-    """Return the name of the lock that reserves ``cidr`` in ``scope``.
+    """Return the name of the lock that reserves block ``cidr`` in ``scope``.
 
     :param scope: a scope, or None.
-    :param cidr: a candidate CIDR string, e.g. ``"10.0.3.0/24"``.
+    :param cidr: a block's CIDR string, e.g. ``"10.0.3.0/24"``.
     :returns: a string usable as a file name and as a tooz lock name.
     """
     return "%s-%s-%s" % (PREFIX, _scope_digest(scope),
@@ -72,6 +77,43 @@ class Reservation(object, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def release(self):
         """Release the lock; never raises (a lost lock is already free)."""
+
+
+#: The most blocks one reservation may lock (and so hold open, for file
+#: locks).
+MAX_BLOCKS = 256
+
+
+def blocks(net, prefixlen):
+    """Return the aligned blocks of ``prefixlen`` that ``net`` overlaps.
+
+    :param net: a :class:`netaddr.IPNetwork`.
+    :param prefixlen: the blocks' prefix length.
+    :returns: a list of :class:`netaddr.IPNetwork`, in address order: one
+        block (the one containing ``net``) if ``net`` is smaller than a
+        block, else the blocks ``net`` is cut into.
+    """
+    if net.prefixlen >= prefixlen:
+        return [netaddr.IPNetwork((net.first, prefixlen),
+                                  version=net.version).cidr]
+    return list(net.cidr.subnet(prefixlen))
+
+
+class BlockReservation(Reservation):
+    """Several reservation locks held as one.
+
+    :param reservations: the :class:`Reservation` of every block.
+    """
+
+    def __init__(self, reservations):
+        self.reservations = list(reservations)
+
+    def still_held(self):
+        return all(r.still_held() for r in self.reservations)
+
+    def release(self):
+        for reservation in self.reservations:
+            reservation.release()
 
 
 class LockBackend(object, metaclass=abc.ABCMeta):

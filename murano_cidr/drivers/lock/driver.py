@@ -82,8 +82,11 @@ class LockDriver(base.AllocatorDriver):
 
     ``allocate`` takes the scope's lock (so engines pick one at a time in a
     scope), reads ``taken``, and tries, in random order among the free
-    candidates, to take a per-(scope, CIDR) *reservation lock* without
-    waiting; a candidate whose lock another engine holds is skipped. Once it
+    candidates, to take its *reservation locks* without waiting: one per
+    aligned block of ``reservation_prefixlen`` the candidate overlaps, so
+    that engines whose subnet sizes differ (a /23 and a /24) still need a
+    lock in common. A candidate any of whose locks another engine holds is
+    skipped. Once it
     holds one, it reads ``taken`` again (when ``taken`` is a callable) and
     gives the CIDR up if its subnet appeared meanwhile. The reservation lock
     is held until :meth:`confirm` (the subnet now exists, Neutron reports it
@@ -132,7 +135,13 @@ class LockDriver(base.AllocatorDriver):
       get a CIDR that overlaps it.
     * File locks protect one host only. Never delete lock files while
       engines run (a new file would let a second holder in); they are
-      small, one per (scope, CIDR) ever reserved.
+      small, one per (scope, block) ever reserved. Each block a
+      reservation holds keeps a file descriptor open until it is
+      confirmed: mind the process's open-file limit when an engine holds
+      thousands of unconfirmed reservations.
+    * Every engine of a cloud must use the same ``reservation_prefixlen``:
+      engines that lock blocks of different sizes do not exclude each
+      other.
     * tooz: a holder paused (GC, VM freeze, debugger) longer than
       ``lock_timeout`` loses its locks and another engine may take the same
       CIDR; :meth:`confirm` reports it afterwards, it cannot prevent it.
@@ -166,6 +175,21 @@ class LockDriver(base.AllocatorDriver):
 
     def __init__(self, conf):
         super().__init__(conf)
+        group = conf[opts.GROUP]
+        self._block_prefixlen = {4: group.reservation_prefixlen,
+                                 6: group.ipv6_reservation_prefixlen}
+        for version, pool in self.pools.items():
+            option = ("reservation_prefixlen" if version == 4
+                      else "ipv6_reservation_prefixlen")
+            count = 2 ** max(0, self._block_prefixlen[version]
+                             - pool.prefixlen)
+            if count > backend_mod.MAX_BLOCKS:
+                raise exceptions.InvalidConfig(
+                    option=option,
+                    reason="/%d blocks would take %d locks for each /%d "
+                    "subnet, more than %d; use a shorter prefix"
+                    % (self._block_prefixlen[version], count,
+                       pool.prefixlen, backend_mod.MAX_BLOCKS))
         self.backend = backend_from_conf(conf)
         # NOTE: guards the in-memory bookkeeping only; it is never held
         # while waiting for the lock service.
@@ -193,6 +217,31 @@ class LockDriver(base.AllocatorDriver):
                 else "(none)")
         return allocation.cidr
 
+    def _try_reserve(self, scope, net):
+        """Take the lock of every block ``net`` overlaps, without waiting.
+
+        :returns: ``(reservation, None)``, or ``(None, block)`` with the
+            block another engine holds (nothing is kept then).
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached; nothing is kept.
+        """
+        held = []
+        try:
+            for block in backend_mod.blocks(
+                    net, self._block_prefixlen[net.version]):
+                reservation = self.backend.try_reserve(
+                    backend_mod.reservation_lock_name(scope, str(block)))
+                if reservation is None:
+                    for other in held:
+                        other.release()
+                    return None, block
+                held.append(reservation)
+        except BaseException:
+            for other in held:
+                other.release()
+            raise
+        return backend_mod.BlockReservation(held), None
+
     def _pick(self, owner, scope, pool, read_taken):
         """Reserve a free candidate; call with the scope lock held.
 
@@ -219,10 +268,9 @@ class LockDriver(base.AllocatorDriver):
             index = free_map.nth_free(_RANDOM.randrange(free_map.free))
             cidr = pool.cidr(index)
             net = pool[index]
-            reservation = self.backend.try_reserve(
-                backend_mod.reservation_lock_name(scope, cidr))
+            reservation, busy = self._try_reserve(scope, net)
             if reservation is None:
-                elsewhere.append((net.first, net.last))
+                elsewhere.append((busy.first, busy.last))
                 continue
             try:
                 if read_taken.again:
@@ -247,6 +295,23 @@ class LockDriver(base.AllocatorDriver):
     # -- the contract ------------------------------------------------------
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
+        """Reserve a CIDR for ``owner`` until :meth:`confirm`.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.allocate`. A
+        callable ``taken`` is read once the scope's lock is held, and again
+        once the reservation is.
+
+        :returns: the CIDR; the one ``owner`` already holds in this
+            process, if any.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
+            scope, IP version or ``taken``; nothing is held.
+        :raises murano_cidr.exceptions.OwnerConflict: if ``owner`` holds a
+            CIDR of another scope or IP version in this process.
+        :raises murano_cidr.exceptions.PoolExhausted: if no candidate is
+            free or unreserved.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached; nothing is held.
+        """
         base.validate_id(owner, "owner")
         base.validate_id(scope, "scope", allow_none=True)
         pool = self.pool(ip_version)

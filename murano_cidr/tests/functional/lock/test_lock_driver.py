@@ -135,6 +135,21 @@ class ScenarioTests(EngineHarness):
         self.assertNeverCollided(reports)
         self.assertEqual(800, self.routers.created(self.router))
 
+    def test_engines_cutting_different_subnet_sizes(self):
+        # A rolling change of subnet_prefixlen: half the engines cut /24s
+        # and half /23s from one pool for one router; the reservation
+        # blocks make them exclude each other all the same.
+        results = self.spawn.Queue()
+        engines = [self.start(workers.engine,
+                              self.settings(subnet_prefixlen=23 + i % 2),
+                              self.lock_path, self.router_path, self.router,
+                              "e%d" % i, 50, 4, results)
+                   for i in range(8)]
+        reports = self.finish_engines(engines, results, 50)
+        self.assertNeverCollided(reports)
+        self.assertEqual({23, 24}, {netaddr.IPNetwork(c).prefixlen
+                                    for c in self.routers.cidrs(self.router)})
+
     def test_16_threads_share_one_allocator(self):
         driver = self.allocator()
         counters = collections.Counter()
@@ -271,14 +286,15 @@ class TestRedisOutage(EngineHarness, base.TestCase):
 
     def test_redis_stopped_mid_run(self):
         # Locks outlive the outage: the server keeps them in its
-        # append-only file, and the outage lasts well under a second, far
-        # less than what is left of a lock's timeout when it starts (at
-        # least half of it: locks are refreshed twice per timeout). A lock
-        # whose release failed during the outage lingers for its timeout.
+        # append-only file, and the outage lasts about a second, far less
+        # than what is left of a lock's timeout when it starts (at least
+        # half of it, 10 s: locks are refreshed twice per timeout), even on
+        # a loaded machine. A lock whose release failed during the outage
+        # lingers for its timeout.
         settings = self.settings(coordination_url=self.server.url,
-                                 lock_timeout=8)
+                                 lock_timeout=20)
         driver = self.allocator(coordination_url=self.server.url,
-                                lock_timeout=8)
+                                lock_timeout=20)
         driver.allocate("p-1", scope=self.router)
         driver.confirm("p-1")
         engines, results = self.start_engines(4, 60, keep=3,

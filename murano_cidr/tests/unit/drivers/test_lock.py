@@ -17,6 +17,7 @@ import os
 import threading
 from unittest import mock
 
+import netaddr
 from oslo_concurrency import lockutils
 from oslo_config import fixture as config_fixture
 import redis
@@ -62,6 +63,58 @@ class TestLockNames(base.TestCase):
         self.assertEqual(12, len(names))
         self.assertNotEqual(backend.scope_lock_name(None),
                             backend.scope_lock_name("None"))
+
+
+class TestBlocks(base.TestCase):
+
+    def test_a_larger_subnet_takes_every_block(self):
+        self.assertEqual(
+            ["10.0.2.0/24", "10.0.3.0/24"],
+            [str(b) for b in backend.blocks(
+                netaddr.IPNetwork("10.0.2.0/23"), 24)])
+
+    def test_a_smaller_subnet_takes_its_block(self):
+        self.assertEqual(
+            ["10.0.3.0/24"],
+            [str(b) for b in backend.blocks(
+                netaddr.IPNetwork("10.0.3.192/26"), 24)])
+        self.assertEqual(
+            ["fd00:0:0:7::/64"],
+            [str(b) for b in backend.blocks(
+                netaddr.IPNetwork("fd00:0:0:7:8000::/65"), 64)])
+
+    def test_overlapping_cidrs_share_a_block(self):
+        for a, b in (("10.0.2.0/23", "10.0.3.0/24"),
+                     ("10.0.0.0/22", "10.0.1.128/25"),
+                     ("10.0.1.0/26", "10.0.1.0/25")):
+            for prefixlen in (22, 24, 26):
+                shared = set(backend.blocks(netaddr.IPNetwork(a), prefixlen))
+                shared &= set(backend.blocks(netaddr.IPNetwork(b),
+                                             prefixlen))
+                self.assertTrue(shared, (a, b, prefixlen))
+
+
+class TestMixedSubnetSizes(LockTestCase):
+
+    def test_a_23_and_a_24_engine_never_overlap(self):
+        self.config(pool_cidrs=["10.0.0.0/22"])
+        small = self.make_driver()
+        self.config(subnet_prefixlen=23)
+        large = self.make_driver()
+        cidrs = [large.allocate("large-0", scope="r"),
+                 small.allocate("small-0", scope="r"),
+                 small.allocate("small-1", scope="r")]
+        self.assertRaises(exceptions.PoolExhausted, large.allocate,
+                          "large-1", scope="r")
+        nets = sorted(netaddr.IPNetwork(c) for c in cidrs)
+        for a, b in zip(nets, nets[1:]):
+            self.assertLess(a.last, b.first)
+
+    def test_too_many_blocks_per_subnet_is_refused(self):
+        self.config(pool_cidrs=["10.0.0.0/8"], subnet_prefixlen=12,
+                    reservation_prefixlen=24)
+        e = self.assertRaises(exceptions.InvalidConfig, self.make_driver)
+        self.assertIn("reservation_prefixlen", str(e))
 
 
 class TestLockPath(LockTestCase):
