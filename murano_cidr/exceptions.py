@@ -120,8 +120,9 @@ class ReservationLost(MuranoCidrException):
     """A reservation's lock expired or was lost before it was confirmed."""
 
     message = _("The reservation of %(cidr)s for owner %(owner)s was lost "
-                "before it was confirmed (%(reason)s); release it and "
-                "allocate again")
+                "before it was confirmed (%(reason)s); another engine may "
+                "hold it: delete the subnet created with it and allocate "
+                "again")
 
 
 class AllocationConflict(MuranoCidrException):

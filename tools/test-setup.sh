@@ -46,11 +46,11 @@ setup_mysql() {
         return 0
     fi
     local host
-    for host in localhost 127.0.0.1 '%'; do
+    for host in localhost 127.0.0.1; do
         mysql_admin <<EOF
 CREATE USER IF NOT EXISTS '$DB_USER'@'$host' IDENTIFIED BY '$DB_PW';
 ALTER USER '$DB_USER'@'$host' IDENTIFIED BY '$DB_PW';
-GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'$host' WITH GRANT OPTION;
+GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'$host';
 EOF
     done
     mysql_admin <<EOF

@@ -290,9 +290,15 @@ class Database(object):
         with self._sync_lock:
             if self._synced:
                 return
-            with self.translate_errors():
+
+            def attempt():
                 with self.engine.connect() as connection:
-                    current = migration.revision_of(connection)
+                    return migration.revision_of(connection)
+
+            # A server that is restarting or failing over gets the same
+            # retries as any other operation.
+            with self.translate_errors():
+                current = self._retry(attempt)()
             migration.check_revision(current, self.safe_url)
             self._synced = True
 
@@ -325,6 +331,12 @@ class Database(object):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
 
         Retried after a dropped connection, like :meth:`write`.
+
+        :returns: what ``func`` returns.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries
+            are exhausted or the database fails otherwise.
+        :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
+            not been run.
         """
         self.ensure_synced()
 

@@ -156,6 +156,22 @@ class DbDriver(base.AllocatorDriver):
     # -- allocate ----------------------------------------------------------
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
+        """Allocate a CIDR for ``owner``, recorded in the database.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.allocate`. A
+        callable ``taken`` is read inside the transaction, after the scope's
+        row is locked, on every attempt.
+
+        :returns: the CIDR; the one ``owner`` already holds, if any.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
+            scope, IP version or ``taken``; nothing is written.
+        :raises murano_cidr.exceptions.OwnerConflict: if ``owner`` holds a
+            CIDR of another scope or IP version.
+        :raises murano_cidr.exceptions.PoolExhausted: if no candidate is free.
+        :raises murano_cidr.exceptions.DatabaseNotSynced: before ``db sync``.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+            cannot be reached or keeps failing after the retries.
+        """
         validate_id(owner, "owner")
         validate_id(scope, "scope", allow_none=True)
         pool = self.pool(ip_version)
@@ -173,14 +189,14 @@ class DbDriver(base.AllocatorDriver):
         return cidr
 
     def _allocate(self, conn, owner, scope, pool, taken, taken_set):
-        if taken_set is None:
-            # A callable is read again on every attempt, at the moment the
-            # driver decides.
-            taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        free_map = pool.free_map(taken_set)
         if scope is not None:
             # Before anything is read: see the module's documentation.
             queries.lock_scope(conn, scope)
+        if taken_set is None:
+            # A callable is read on every attempt once the scope is ours, at
+            # the moment the driver decides.
+            taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
+        free_map = pool.free_map(taken_set)
         index = None
         if free_map.free:
             if scope is None:

@@ -119,19 +119,19 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = queries.lock_scope
+        real = queries.insert
 
-        def deadlock_once(conn, scope):
+        def deadlock_once(conn, *args, **kwargs):
             if len(calls) == 1:
                 raise db_exc.DBDeadlock()
-            return real(conn, scope)
+            return real(conn, *args, **kwargs)
 
         def taken():
             calls.append(1)
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.lock_scope", deadlock_once))
+            "murano_cidr.drivers.db.queries.insert", deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
         self.assertNotEqual("10.20.0.0/24", cidr)
