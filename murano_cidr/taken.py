@@ -59,7 +59,9 @@ PARSE_CACHE_SIZE = 2 ** 16
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def _cached_interval(text):
     net = parse_cidr(text)
-    return net.version, net.first, net.last
+    # NOTE: the pair is built once and shared by every later read, which
+    # then allocates nothing per taken CIDR.
+    return net.version, (net.first, net.last)
 
 
 def clear_parse_cache():
@@ -79,10 +81,11 @@ def interval_of(value, name="taken"):
     """
     if isinstance(value, str):
         try:
-            return _cached_interval(value)
+            version, (first, last) = _cached_interval(value)
         except exceptions.InvalidCidr:
             parse_cidr(value, name)
             raise
+        return version, first, last
     net = parse_cidr(value, name)
     return net.version, net.first, net.last
 
@@ -95,23 +98,31 @@ def merge_intervals(intervals):
     :param intervals: an iterable of ``(first, last)`` pairs.
     :returns: a list of disjoint, sorted ``(first, last)`` pairs.
     """
+    starts, ends = _merge(intervals)
+    return list(zip(starts, ends))
+
+
+def _merge(intervals):
     # Sorting on the first address alone is enough to merge, and much
     # cheaper than comparing pairs.
     ordered = iter(sorted(intervals, key=operator.itemgetter(0)))
-    merged = []
+    starts = []
+    ends = []
     current = next(ordered, None)
     if current is None:
-        return merged
+        return starts, ends
     cur_first, cur_last = current
     for first, last in ordered:
         if first <= cur_last + 1:
             if last > cur_last:
                 cur_last = last
         else:
-            merged.append((cur_first, cur_last))
+            starts.append(cur_first)
+            ends.append(cur_last)
             cur_first, cur_last = first, last
-    merged.append((cur_first, cur_last))
-    return merged
+    starts.append(cur_first)
+    ends.append(cur_last)
+    return starts, ends
 
 
 class TakenSet(object):
@@ -125,10 +136,8 @@ class TakenSet(object):
 
     def __init__(self, version, intervals=(), count=None):
         self.version = version
-        merged = merge_intervals(intervals)
-        self._starts = [first for first, _last in merged]
-        self._ends = [last for _first, last in merged]
-        self.count = len(merged) if count is None else count
+        self._starts, self._ends = _merge(intervals)
+        self.count = len(self._starts) if count is None else count
 
     @classmethod
     def from_taken(cls, taken, version, name="taken"):
@@ -168,14 +177,15 @@ class TakenSet(object):
         for item in items:
             if type(item) is str:
                 try:
-                    item_version, first, last = cached(item)
+                    item_version, pair = cached(item)
                 except exceptions.InvalidCidr:
                     parse_cidr(item, name)
                     raise
             else:
                 item_version, first, last = interval_of(item, name)
+                pair = (first, last)
             if item_version == version:
-                append((first, last))
+                append(pair)
         return cls(version, intervals, len(intervals))
 
     def __len__(self):
