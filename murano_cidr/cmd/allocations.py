@@ -115,6 +115,10 @@ def print_allocations(allocations, fmt):
 def do_allocate(conf):
     args = conf.command
     with allocator.get_allocator(conf) as driver:
+        if driver.holds_reservations:
+            # A reservation held by this short-lived process would be gone
+            # when it exits.
+            driver.require_shared_state("allocate from the command line")
         cidr = driver.allocate(args.owner, scope=args.scope,
                                taken=args.taken, ip_version=args.ip_version)
     if args.format == output.JSON:
@@ -128,6 +132,8 @@ def do_allocate(conf):
 def do_confirm(conf):
     args = conf.command
     with allocator.get_allocator(conf) as driver:
+        if driver.holds_reservations:
+            driver.require_shared_state("confirm from the command line")
         driver.confirm(args.owner)
     if args.format == output.JSON:
         output.emit(args.format, {"owner": args.owner, "confirmed": True})
@@ -149,6 +155,8 @@ def do_release(conf):
 def do_show(conf):
     args = conf.command
     with allocator.get_allocator(conf) as driver:
+        if driver.keeps_state:
+            driver.require_shared_state("show an allocation")
         allocation = driver.get(args.owner)
     if allocation is None:
         common.error("%s holds no allocation" % args.owner)
@@ -162,6 +170,8 @@ def do_show(conf):
 def do_list(conf):
     args = conf.command
     with allocator.get_allocator(conf) as driver:
+        if driver.keeps_state:
+            driver.require_shared_state("list allocations")
         allocations = driver.list(scope=args.scope)
     print_allocations(allocations, args.format)
 
@@ -174,6 +184,7 @@ def do_usage(conf):
             reason="lists CIDRs of one router; give --scope too")
     scope = usage_mod.ALL if args.scope is None else args.scope
     with allocator.get_allocator(conf) as driver:
+        driver.require_shared_state("report usage")
         rows = usage_mod.report(driver, scope=scope, taken=args.taken,
                                 ip_version=args.ip_version)
     output.emit(args.format, rows, USAGE_HEADERS,

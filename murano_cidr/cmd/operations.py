@@ -146,18 +146,10 @@ def register(subparsers):
     parser.set_defaults(action=do_convert_openstack)
 
 
-def _require_state(driver, action):
-    if not driver.keeps_state:
-        raise exceptions.NotSupported(
-            driver=driver.name, action=action,
-            reason="it keeps no state; set [cidr_allocator] driver to one "
-            "that does (db) first")
-
-
 def do_import(conf):
     args = conf.command
     with allocator.get_allocator(conf) as driver:
-        _require_state(driver, "import allocations")
+        driver.require_shared_state("import allocations")
         rows = importing.read_file(args.file, driver.pools,
                                    args.input_format)
         importing.plan(rows, driver.list())
@@ -211,7 +203,7 @@ def do_prune(conf):
     args = conf.command
     live = pruning.read_live_owners(args.live_owners, args.live_owners_format)
     with allocator.get_allocator(conf) as driver:
-        _require_state(driver, "prune allocations")
+        driver.require_shared_state("prune allocations")
         decisions = pruning.plan(driver.list(scope=args.scope), live,
                                  grace=args.grace)
         if args.apply:

@@ -163,6 +163,10 @@ class AllocatorDriver(object, metaclass=abc.ABCMeta):
         that :meth:`confirm` turns into an allocation.
     :cvar prevents_collisions: True if two concurrent callers can never be
         handed overlapping CIDRs of one scope.
+    :cvar shares_state: True if every process sees the same allocations,
+        so that a command line (list, usage, import, prune) acts on what the
+        engines hold. False for drivers that remember nothing, or only what
+        the process itself allocated.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
@@ -172,6 +176,7 @@ class AllocatorDriver(object, metaclass=abc.ABCMeta):
     keeps_state = False
     holds_reservations = False
     prevents_collisions = False
+    shares_state = False
 
     def __init__(self, conf):
         opts.register_opts(conf)
@@ -192,6 +197,25 @@ class AllocatorDriver(object, metaclass=abc.ABCMeta):
                 name="ip_version", value=ip_version,
                 reason="no IPv6 pool is configured; set [cidr_allocator] "
                 "ipv6_pool_cidrs")
+
+    def require_shared_state(self, action):
+        """Refuse an action that needs allocations shared between processes.
+
+        :param action: what was asked, e.g. ``"list allocations"``.
+        :raises murano_cidr.exceptions.NotSupported: unless
+            :attr:`shares_state`.
+        """
+        if self.shares_state:
+            return
+        if self.keeps_state:
+            reason = ("it keeps its reservations in the memory of each "
+                      "engine process, and this process holds none of them; "
+                      "use the db driver for allocations every process sees")
+        else:
+            reason = ("it keeps no state; set [cidr_allocator] driver to one "
+                      "that does (db) first")
+        raise exceptions.NotSupported(driver=self.name, action=action,
+                                      reason=reason)
 
     def exhausted(self, pool, scope, free_map, allocated_map=None):
         """Build the exhaustion error for a pool with nothing free.
@@ -306,22 +330,20 @@ class AllocatorDriver(object, metaclass=abc.ABCMeta):
 
         :param scope: the scope, or None for allocations without a scope.
         :param ip_version: 4 or 6.
-        :returns: a dictionary with ``pool`` (its CIDRs), ``size``,
-            ``allocated`` and ``free`` (candidates blocked or not by the
-            scope's live allocations).
+        :returns: a dictionary with ``scope``, ``ip_version``,
+            ``allocations`` and the counts of
+            :meth:`murano_cidr.pool.Pool.usage`.
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
         pool = self.pool(ip_version)
         allocations = [a for a in self.list(scope=scope)
                        if a.scope == scope and a.ip_version == ip_version]
-        held = taken_mod.TakenSet.from_taken(
-            [a.cidr for a in allocations], pool.version)
-        free_map = pool.free_map(held)
-        return {"scope": scope, "ip_version": ip_version, "pool": str(pool),
-                "prefixlen": pool.prefixlen, "size": pool.size,
-                "allocations": len(allocations),
-                "allocated": free_map.blocked, "free": free_map.free}
+        result = pool.usage(taken_mod.TakenSet.from_taken(
+            [a.cidr for a in allocations], pool.version))
+        result.update(scope=scope, ip_version=ip_version,
+                      allocations=len(allocations))
+        return result
 
     @contextlib.contextmanager
     def reserve(self, owner, scope=None, taken=(), ip_version=4):

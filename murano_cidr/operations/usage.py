@@ -34,17 +34,12 @@ def scope_usage(pool, scope, held, taken=()):
         ``free`` and ``used_percent``.
     """
     held = list(held)
-    held_map = pool.free_map(taken_mod.TakenSet.from_taken(held,
-                                                           pool.version))
-    all_map = pool.free_map(taken_mod.TakenSet.from_taken(
-        held + list(taken), pool.version))
-    used = pool.size - all_map.free
-    return {"scope": scope, "ip_version": pool.version, "pool": str(pool),
-            "prefixlen": pool.prefixlen, "size": pool.size,
-            "allocations": len(held), "allocated": held_map.blocked,
-            "taken": all_map.blocked - held_map.blocked,
-            "free": all_map.free,
-            "used_percent": round(100.0 * used / pool.size, 1)}
+    result = pool.usage(
+        taken_mod.TakenSet.from_taken(held, pool.version),
+        taken_mod.TakenSet.from_taken(taken, pool.version))
+    result.update(scope=scope, ip_version=pool.version,
+                  allocations=len(held))
+    return result
 
 
 def report(driver, scope=ALL, taken=(), ip_version=None):

@@ -148,6 +148,7 @@ class DbDriver(base.AllocatorDriver):
     keeps_state = True
     holds_reservations = False
     prevents_collisions = True
+    shares_state = True
 
     def __init__(self, conf):
         super().__init__(conf)
@@ -318,11 +319,10 @@ class DbDriver(base.AllocatorDriver):
                     self._held_in_pool(conn, pool, scope))
 
         allocations, held = self.database.read(read)
-        free_map = pool.free_map(held)
-        return {"scope": scope, "ip_version": pool.version,
-                "pool": str(pool), "prefixlen": pool.prefixlen,
-                "size": pool.size, "allocations": allocations,
-                "allocated": free_map.blocked, "free": free_map.free}
+        result = pool.usage(held)
+        result.update(scope=scope, ip_version=pool.version,
+                      allocations=allocations)
+        return result
 
     # -- import ------------------------------------------------------------
 

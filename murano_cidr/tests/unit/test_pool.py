@@ -262,3 +262,15 @@ class TestParseCache(testtools.TestCase):
                                   "router CIDRs")
             self.assertIn("router CIDRs", str(e))
             self.assertIn("10.0.0.0/99", str(e))
+
+
+class TestUsage(testtools.TestCase):
+
+    def test_counts_allocations_and_taken_apart(self):
+        p = pool.Pool.from_cidrs(["10.0.0.0/22"], 24)
+        counts = p.usage(_taken(["10.0.0.0/24", "10.0.1.0/24"]),
+                         _taken(["10.0.1.0/24", "10.0.2.7/32"]))
+        self.assertEqual({"pool": "10.0.0.0/22", "prefixlen": 24, "size": 4,
+                          "allocated": 2, "taken": 1, "free": 1,
+                          "used_percent": 75.0}, counts)
+        self.assertEqual(2, p.usage(_taken(["10.0.0.0/23"]))["free"])

@@ -37,6 +37,7 @@ class FakeStatefulDriver(base.AllocatorDriver):
 
     name = "fake"
     keeps_state = True
+    shares_state = True
 
     def __init__(self, conf, allocations=()):
         super().__init__(conf)

@@ -1,0 +1,69 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Commands that need allocations every process sees refuse other drivers."""
+
+import os
+
+import fixtures
+
+from murano_cidr.cmd import cli
+from murano_cidr.drivers import base as driver_base
+from murano_cidr.drivers.db import driver as db_driver
+from murano_cidr.drivers.lock import driver as lock_driver
+from murano_cidr.drivers import random as random_driver
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+
+
+class TestSharedState(base.TestCase):
+
+    def _main(self, driver, *args):
+        path = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(path, "w") as f:
+            f.write("[cidr_allocator]\ndriver = %s\nstate_path = %s\n"
+                    % (driver, self.state_path))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        self.useFixture(fixtures.MonkeyPatch(
+            "sys.stdout", self.useFixture(
+                fixtures.StringStream("stdout")).stream))
+        code = cli.main(["--config-file", path] + list(args))
+        err.stream.seek(0)
+        return code, err.stream.read()
+
+    def test_capabilities(self):
+        self.assertTrue(db_driver.DbDriver.shares_state)
+        self.assertFalse(lock_driver.LockDriver.shares_state)
+        self.assertFalse(random_driver.RandomDriver.shares_state)
+
+    def test_lock_driver_commands_say_why(self):
+        for args in (("list",), ("show", "net-1"), ("usage",),
+                     ("allocate", "net-1", "--scope", "r"),
+                     ("confirm", "net-1")):
+            code, err = self._main("lock", *args)
+            self.assertEqual(1, code, args)
+            self.assertEqual(1, len(err.splitlines()), err)
+            self.assertIn("memory of each engine process", err)
+
+    def test_stateless_driver_still_allocates(self):
+        code, err = self._main("random", "allocate", "net-1")
+        self.assertEqual((0, ""), (code, err))
+
+    def test_require_shared_state(self):
+        driver = lock_driver.LockDriver(self.conf)
+        self.addCleanup(driver.close)
+        e = self.assertRaises(exceptions.NotSupported,
+                              driver.require_shared_state, "list")
+        self.assertIn("lock", str(e))
+        self.assertIsNone(driver_base.AllocatorDriver.require_shared_state(
+            db_driver.DbDriver.__new__(db_driver.DbDriver), "list"))
