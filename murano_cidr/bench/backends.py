@@ -26,6 +26,7 @@ import typing
 import uuid
 
 from oslo_concurrency import lockutils
+from oslo_db.sqlalchemy import engines
 from oslo_log import log as logging
 import sqlalchemy as sa
 
@@ -141,7 +142,9 @@ def _safe_url(url):
 
 
 def _insert_baseline(url, repeat):
-    engine = sa.create_engine(url)
+    # NOTE: oslo.db's engine, as the driver gets it: the same pool policy
+    # (no pool for an SQLite file), connection settings and events.
+    engine = engines.create_engine(url, mysql_sql_mode="TRADITIONAL")
     metadata = sa.MetaData()
     table = sa.Table(
         _BASELINE_TABLE + "_" + uuid.uuid4().hex[:8], metadata,

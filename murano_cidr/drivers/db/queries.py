@@ -139,7 +139,10 @@ def _containing_starts(first, ip_version):
 def _window_statement(starts, with_owner, null_scope, detail):
     """Build (once) the statement of :func:`read_window`.
 
-    :param starts: how many possible earlier starts are looked up.
+    :param starts: how many possible earlier starts are looked up; None
+        for the predecessor row alone (rows of a named scope never overlap
+        each other, so only the last one starting before the range can
+        reach into it).
     :param with_owner: whether the owner's own row is read too.
     :param null_scope: whether the scope is None (``IS NULL``).
     :param detail: whether ``cidr`` and ``owner`` are read too.
@@ -163,9 +166,14 @@ def _window_statement(starts, with_owner, null_scope, detail):
     # unique key, rather than an IN or an OR: every planner answers those
     # from the index, even before the table's statistics exist (PostgreSQL
     # would otherwise filter the whole scope of a freshly filled table).
-    selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
-                          == sa.bindparam("start%d" % i))
-                   for i in range(starts))
+    if starts is None:
+        selects.append(select("w", *in_scope, ALLOCATIONS.c.range_first
+                              < sa.bindparam("lo")).order_by(
+            ALLOCATIONS.c.range_first.desc()).limit(1).subquery().select())
+    else:
+        selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
+                              == sa.bindparam("start%d" % i))
+                       for i in range(starts))
     if with_owner:
         selects.append(select("o", ALLOCATIONS.c.owner
                               == sa.bindparam("owner")))
@@ -177,9 +185,10 @@ def read_window(conn, scope, ip_version, first, last, owner=None,
     """Return the rows of a scope that overlap ``[first, last]``.
 
     The rows starting inside the range, and the CIDRs that start before it
-    and contain ``first`` (found by their possible first addresses): index
-    lookups only, in one statement, whatever the number of rows. Exact for
-    every scope, None included (whose rows may overlap each other).
+    and contain ``first``: index lookups only, in one statement, whatever
+    the number of rows. In a named scope, whose rows never overlap, that is
+    the predecessor row; for the scope None, whose rows may overlap, every
+    possible first address of a CIDR containing ``first``.
 
     :param first: first address, as an integer.
     :param last: last address, as an integer.
@@ -191,12 +200,17 @@ def read_window(conn, scope, ip_version, first, last, owner=None,
         ``range_first``, and whether ``owner`` holds a CIDR.
     """
     lo = models.address_key(first)
-    starts = _containing_starts(first, ip_version)
     params = {"scope": scope, "ip_version": ip_version, "lo": lo,
               "hi": models.address_key(last), "owner": owner}
-    params.update(("start%d" % i, start) for i, start in enumerate(starts))
-    statement = _window_statement(len(starts), owner is not None,
-                                  scope is None, detail)
+    if scope is None:
+        starts = _containing_starts(first, ip_version)
+        params.update(("start%d" % i, start)
+                      for i, start in enumerate(starts))
+        statement = _window_statement(len(starts), owner is not None, True,
+                                      detail)
+    else:
+        statement = _window_statement(None, owner is not None, False,
+                                      detail)
     rows = []
     held = False
     for row in conn.execute(statement, params):
