@@ -48,6 +48,22 @@ class TestCase(base.BaseTestCase):
         """Override ``[cidr_allocator]`` options for this test."""
         self.config_fixture.config(group=opts.GROUP, **kwargs)
 
+    def run_main(self, main, *args):
+        """Run a console script's ``main`` in this process.
+
+        :param main: a ``main(argv)`` returning an exit code.
+        :param args: the command line, without the program name.
+        :returns: ``(exit code, standard output, standard error)``.
+        """
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        err = self.useFixture(fixtures.StringStream("stderr"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
+        code = main(list(args))
+        out.stream.seek(0)
+        err.stream.seek(0)
+        return code, out.stream.read(), err.stream.read()
+
     def require_service(self, available, reason):
         """Skip (on a laptop) or fail (in CI) when a service is missing.
 

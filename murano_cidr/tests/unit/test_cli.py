@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 
-import fixtures
 import netaddr
 
 from murano_cidr.cmd import cli
@@ -33,14 +32,7 @@ class CliTestCase(base.TestCase):
         return path
 
     def run_cli(self, *args):
-        out = self.useFixture(fixtures.StringStream("stdout"))
-        err = self.useFixture(fixtures.StringStream("stderr"))
-        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
-        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
-        code = cli.main(list(args))
-        out.stream.seek(0)
-        err.stream.seek(0)
-        return code, out.stream.read(), err.stream.read()
+        return self.run_main(cli.main, *args)
 
 
 class TestCli(CliTestCase):

@@ -26,7 +26,6 @@ import os
 import subprocess
 import sys
 
-import fixtures
 from oslo_config import cfg
 import testscenarios
 
@@ -112,14 +111,8 @@ class CommandTestCase(base.TestCase):
                             *args)
 
     def cidr_in_process(self, *args):
-        out = self.useFixture(fixtures.StringStream("stdout"))
-        err = self.useFixture(fixtures.StringStream("stderr"))
-        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
-        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
-        code = cli.main(["--config-file", self.conf_file] + list(args))
-        out.stream.seek(0)
-        err.stream.seek(0)
-        return code, out.stream.read(), err.stream.read()
+        return self.run_main(cli.main, "--config-file", self.conf_file,
+                             *args)
 
     def error_lines(self, err):
         return [line for line in err.splitlines() if "error:" in line]

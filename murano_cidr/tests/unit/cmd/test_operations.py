@@ -55,14 +55,7 @@ class CommandTestCase(base.TestCase):
         return path
 
     def run_cli(self, *args):
-        out = self.useFixture(fixtures.StringStream("stdout"))
-        err = self.useFixture(fixtures.StringStream("stderr"))
-        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
-        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
-        code = cli.main(["--config-file", self.conf_file] + list(args))
-        out.stream.seek(0)
-        err.stream.seek(0)
-        return code, out.stream.read(), err.stream.read()
+        return self.run_main(cli.main, "--config-file", self.conf_file, *args)
 
     def assertSucceeded(self, code, err):
         # Logs (INFO) go to stderr; errors and tracebacks must not.

@@ -150,14 +150,7 @@ class TestMain(base.TestCase):
         with open(path, "w") as f:
             f.write("[cidr_allocator]\ndriver = random\nstate_path = %s\n%s"
                     % (self.state_path, config))
-        out = self.useFixture(fixtures.StringStream("stdout"))
-        err = self.useFixture(fixtures.StringStream("stderr"))
-        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
-        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
-        code = status.main(["--config-file", path] + list(args))
-        out.stream.seek(0)
-        err.stream.seek(0)
-        return code, out.stream.read(), err.stream.read()
+        return self.run_main(status.main, "--config-file", path, *args)
 
     def test_exit_codes_follow_the_worst_check(self):
         code, out, _ = self.run_status("", "upgrade", "check")
@@ -185,14 +178,9 @@ class TestMain(base.TestCase):
         self.assertNotIn("Traceback", out + err)
 
     def test_missing_configuration_file_is_one_line(self):
-        out = self.useFixture(fixtures.StringStream("stdout"))
-        err = self.useFixture(fixtures.StringStream("stderr"))
-        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
-        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
-        code = status.main(["--config-file", "/nonexistent.conf", "upgrade",
-                            "check"])
-        err.stream.seek(0)
-        text = err.stream.read()
+        code, _out, text = self.run_main(
+            status.main, "--config-file", "/nonexistent.conf", "upgrade",
+            "check")
         self.assertEqual(2, code)
         self.assertEqual("murano-cidr-status: error: Failed to find some "
                          "config files: /nonexistent.conf\n", text)

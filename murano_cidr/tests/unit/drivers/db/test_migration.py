@@ -14,7 +14,6 @@
 
 import os
 
-import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.cmd import manage
@@ -108,14 +107,8 @@ class TestManage(base.TestCase):
             f.write("[cidr_allocator]\nstate_path = %s\n" % self.state_path)
 
     def manage(self, *args):
-        out = self.useFixture(fixtures.StringStream("stdout"))
-        err = self.useFixture(fixtures.StringStream("stderr"))
-        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
-        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err.stream))
-        code = manage.main(["--config-file", self.conf_file] + list(args))
-        out.stream.seek(0)
-        err.stream.seek(0)
-        return code, out.stream.read(), err.stream.read()
+        return self.run_main(manage.main, "--config-file", self.conf_file,
+                             *args)
 
     def test_sync_version_stamp(self):
         code, out, err = self.manage("db", "version")
