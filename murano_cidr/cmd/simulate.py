@@ -18,7 +18,9 @@ Example, the published numbers of bug 1502437 and the fixes beside them::
         -k 2,10 --trials 2000
 """
 
+import argparse
 import logging as std_logging
+import os
 import sys
 
 from murano_cidr import allocator
@@ -30,13 +32,18 @@ from murano_cidr.simulate import runner
 
 
 def int_list(value):
-    """Parse ``"2,5,10"`` into ``[2, 5, 10]`` (an argparse type)."""
+    """Parse ``"2,5,10"`` into ``[2, 5, 10]`` (an argparse type).
+
+    :param value: the command-line string.
+    :returns: a list of integers.
+    :raises argparse.ArgumentTypeError: if an item is not an integer, so
+        argparse prints a usage error naming the option.
+    """
     try:
         return [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
-        raise exceptions.InvalidArgument(
-            name="list of integers", value=value,
-            reason="expected integers separated by commas")
+        raise argparse.ArgumentTypeError(
+            "expected integers separated by commas, got %r" % value)
 
 
 def name_list(value):
@@ -56,6 +63,34 @@ def quiet_library_logs(conf):
             std_logging.getLogger(name).setLevel(std_logging.WARNING)
 
 
+def check_plot_path(path):
+    """Make sure the plot can be written, before hours of trials.
+
+    :param path: the ``--plot`` file.
+    :raises murano_cidr.exceptions.InvalidArgument: if its directory does
+        not exist or is not writable, or the path is a directory.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        reason = "is a directory"
+    elif not os.path.isdir(directory):
+        reason = "directory %s does not exist" % directory
+    elif not os.access(directory, os.W_OK):
+        reason = "directory %s is not writable" % directory
+    else:
+        return
+    raise exceptions.InvalidArgument(name="--plot file", value=path,
+                                     reason=reason)
+
+
+def first_failure(results):
+    """Return the first result with failed trials, or None.
+
+    :param results: a list of :class:`~murano_cidr.simulate.runner.Result`.
+    """
+    return next((r for r in results if r.errors), None)
+
+
 def register(subparsers):
     """Add the ``simulate`` command."""
     parser = subparsers.add_parser(
@@ -68,7 +103,8 @@ def register(subparsers):
     parser.add_argument(
         "-k", "--concurrency", type=int_list, default=[2, 5, 10],
         metavar="K[,K...]", dest="ks",
-        help="Numbers of concurrent deployments (default: 2,5,10).")
+        help="Numbers of concurrent deployments, at most %d (default: "
+        "2,5,10)." % runner.MAX_CONCURRENCY)
     parser.add_argument("--trials", type=int, default=1000,
                         help="Trials per driver and K (default: 1000).")
     parser.add_argument(
@@ -138,11 +174,16 @@ def build_spec(conf):
 
 
 def do_simulate(conf):
+    """Run the simulation and print its results.
+
+    Exits 1, naming the driver and its first error, if any trial failed.
+    """
     args = conf.command
     quiet_library_logs(conf)
     spec = build_spec(conf)
     if args.plot:
         # Fail before the run, not after it.
+        check_plot_path(args.plot)
         report.pyplot()
     sim = runner.Runner(spec)
     sim.validate()
@@ -154,4 +195,11 @@ def do_simulate(conf):
     if args.plot:
         report.plot(results, args.plot)
         print("plot written to %s" % args.plot, file=sys.stderr)
+    failed = first_failure(results)
+    if failed is not None:
+        common.error("driver %s failed in %d of %d trial(s) at K=%d, left "
+                     "out of its collision rate; first error: %s"
+                     % (failed.driver, failed.errors, failed.trials,
+                        failed.k, failed.first_error))
+        return common.EXIT_FAILED
     return common.EXIT_OK

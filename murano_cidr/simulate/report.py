@@ -32,17 +32,20 @@ LOG = logging.getLogger(__name__)
 FORMATS = ("table", "json", "csv")
 
 #: The columns of the CSV output, in order.
-CSV_FIELDS = ("driver", "k", "trials", "pool_size", "existing", "free",
-              "collided", "refused", "errors", "probability", "ci95_low",
-              "ci95_high", "birthday_bound")
+CSV_FIELDS = ("driver", "k", "trials", "completed", "pool_size", "existing",
+              "free", "collided", "refused", "errors", "probability",
+              "ci95_low", "ci95_high", "birthday_bound")
 
 
 def _percent(value):
-    return "%.1f%%" % (100.0 * value)
+    return "n/a" if value is None else "%.1f%%" % (100.0 * value)
 
 
 def table(results):
     """Return the results as an aligned, human-readable table.
+
+    Failed trials are counted under ERRORS and left out of P(COLLISION)
+    and its interval ("n/a" when no trial completed).
 
     :param results: a list of :class:`~murano_cidr.simulate.runner.Result`.
     :returns: the table as a string, one row per driver and K.
@@ -54,7 +57,8 @@ def table(results):
         rows.append((r.driver, str(r.k), str(r.trials),
                      "%d/%d" % (r.free, r.pool_size), str(r.collided),
                      _percent(r.probability),
-                     "%s - %s" % (_percent(low), _percent(high)),
+                     ("n/a" if low is None
+                      else "%s - %s" % (_percent(low), _percent(high))),
                      _percent(r.birthday), str(r.errors)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.rjust(w) if i else v.ljust(w)
@@ -136,8 +140,12 @@ def plot(results, path):
         if r.driver not in drivers:
             drivers.append(r.driver)
     for name in drivers:
-        rows = sorted((r for r in results if r.driver == name),
+        # NOTE: a K at which every trial failed has no probability.
+        rows = sorted((r for r in results
+                       if r.driver == name and r.completed),
                       key=lambda r: r.k)
+        if not rows:
+            continue
         ks = [r.k for r in rows]
         ps = [r.probability for r in rows]
         errors = [[r.probability - r.interval[0] for r in rows],

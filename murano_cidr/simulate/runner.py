@@ -60,6 +60,10 @@ LOG = logging.getLogger(__name__)
 #: before the run is declared stuck.
 STEP_TIMEOUT = 120.0
 
+#: The most concurrent engines a run may start: each is a process holding
+#: a driver, and far more than any Murano deployment runs at once.
+MAX_CONCURRENCY = 64
+
 #: The pool options a simulation may set in ``[cidr_allocator]``.
 POOL_OPTIONS = ("env_ip_template", "max_environments", "max_hosts",
                 "pool_cidrs", "subnet_prefixlen")
@@ -107,9 +111,16 @@ class Spec(object):
 class Result(object):
     """What one driver did at one K.
 
-    :ivar collided: trials in which at least one subnet was refused.
-    :ivar refused: subnets refused by the router, over all trials.
-    :ivar errors: trials in which a driver raised instead of allocating.
+    A trial in which an engine failed says nothing about collisions (the
+    failed engine never plugged its subnet in), so it is counted in
+    :attr:`errors` only and left out of :attr:`probability`.
+
+    :ivar trials: trials run, failed ones included.
+    :ivar collided: completed trials in which at least one subnet was
+        refused.
+    :ivar refused: subnets refused by the router, over completed trials.
+    :ivar errors: trials in which an engine raised instead of allocating,
+        plugging or confirming.
     :ivar first_error: the first such error's message.
     """
 
@@ -129,14 +140,26 @@ class Result(object):
         return self.pool_size - self.existing
 
     @property
+    def completed(self):
+        """Trials that ran to the end, the ones collisions are counted in."""
+        return self.trials - self.errors
+
+    @property
     def probability(self):
-        """The measured collision probability."""
-        return self.collided / self.trials if self.trials else 0.0
+        """The measured collision probability, None if no trial completed."""
+        if not self.completed:
+            return None
+        return self.collided / self.completed
 
     @property
     def interval(self):
-        """The 95 % Wilson interval of :attr:`probability`."""
-        return stats.wilson_interval(self.collided, self.trials)
+        """The 95 % Wilson interval of :attr:`probability`.
+
+        ``(None, None)`` if no trial completed.
+        """
+        if not self.completed:
+            return (None, None)
+        return stats.wilson_interval(self.collided, self.completed)
 
     @property
     def birthday(self):
@@ -147,8 +170,9 @@ class Result(object):
         """Return the result, with the derived figures, for JSON/CSV."""
         low, high = self.interval
         return {"driver": self.driver, "k": self.k, "trials": self.trials,
-                "pool_size": self.pool_size, "existing": self.existing,
-                "free": self.free, "collided": self.collided,
+                "completed": self.completed, "pool_size": self.pool_size,
+                "existing": self.existing, "free": self.free,
+                "collided": self.collided,
                 "refused": self.refused, "errors": self.errors,
                 "probability": self.probability, "ci95_low": low,
                 "ci95_high": high, "birthday_bound": self.birthday,
@@ -305,6 +329,11 @@ class Runner(object):
             raise exceptions.InvalidArgument(
                 name="K", value=spec.ks,
                 reason="must be one or more positive integers")
+        if max(spec.ks) > MAX_CONCURRENCY:
+            raise exceptions.InvalidArgument(
+                name="K", value=max(spec.ks),
+                reason="at most %d concurrent engines are supported (each "
+                "is a process)" % MAX_CONCURRENCY)
         if spec.trials < 1:
             raise exceptions.InvalidArgument(
                 name="trials", value=spec.trials, reason="must be positive")
@@ -426,17 +455,20 @@ class Runner(object):
         outcomes = [self._collect() for _ in range(k)]
         router.delete(router_id)
         result.trials += 1
-        refused = sum(1 for outcome, _ in outcomes if outcome == COLLISION)
         errors = [detail for outcome, detail in outcomes if outcome == ERROR]
-        result.refused += refused
-        if refused:
-            result.collided += 1
         if errors:
+            # NOTE: not a "no collision": the failed engine never plugged a
+            # subnet in, so the trial is left out of the probability.
             result.errors += 1
             if result.first_error is None:
                 result.first_error = errors[0]
-                LOG.warning("Driver %s failed at K=%d: %s", result.driver,
-                            k, errors[0])
+                LOG.debug("Driver %s failed at K=%d: %s", result.driver, k,
+                          errors[0])
+            return
+        refused = sum(1 for outcome, _ in outcomes if outcome == COLLISION)
+        result.refused += refused
+        if refused:
+            result.collided += 1
 
     def _collect(self):
         waited = 0.0

@@ -56,6 +56,24 @@ class TestReport(base.TestCase):
         self.assertIn("db, K=10: 1 trial(s) failed; first error: "
                       "PoolExhausted", text)
 
+    def test_table_without_completed_trials(self):
+        failed = runner.Result("lock", 2, 5, 32, 0, errors=5,
+                               first_error="LockUnavailable: down")
+        row = report.table([failed]).splitlines()[1].split()
+        self.assertEqual(["lock", "2", "5", "32/32", "0", "n/a", "n/a",
+                          "3.1%", "5"], row)
+        doc = json.loads(report.to_json([failed]))["results"][0]
+        self.assertEqual((0, None, None),
+                         (doc["completed"], doc["probability"],
+                          doc["ci95_low"]))
+
+    def test_plot_skips_rows_without_completed_trials(self):
+        path = os.path.join(self.state_path, "p.png")
+        report.plot(_results() + [runner.Result("lock", 2, 5, 32, 0,
+                                                errors=5)], path)
+        with open(path, "rb") as f:
+            self.assertEqual(b"\x89PNG", f.read(4))
+
     def test_json(self):
         spec = runner.Spec(drivers=["legacy"], ks=[2, 10], trials=2000,
                            pool={"max_environments": 20}, seed=7)

@@ -13,10 +13,14 @@
 """The simulation runner's checks and configuration (no processes here)."""
 
 import os
+from unittest import mock
+
+import fixtures
 
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr.simulate import runner
+from murano_cidr.simulate import stats
 from murano_cidr.tests import base
 
 
@@ -38,6 +42,12 @@ class TestSpecValidation(base.TestCase):
         e = self.assertRaises(exceptions.DriverNotFound, self._validate,
                               drivers=["legacy", "nope"])
         self.assertIn("legacy", str(e))
+
+    def test_concurrency_is_bounded(self):
+        self.assertEqual(32, self._validate(ks=[runner.MAX_CONCURRENCY]))
+        e = self.assertRaises(exceptions.InvalidArgument, self._validate,
+                              ks=[2, runner.MAX_CONCURRENCY + 1])
+        self.assertIn("at most %d" % runner.MAX_CONCURRENCY, str(e))
 
     def test_bad_numbers(self):
         self.assertRaises(exceptions.InvalidArgument, self._validate,
@@ -96,4 +106,49 @@ class TestResult(base.TestCase):
         self.assertGreater(high, 0.95)
         # 1 - 16! / (6! * 16**10)
         self.assertAlmostEqual(0.973571, r.birthday, places=6)
-        self.assertEqual(0.0, runner.Result("db", 2, 0, 32, 0).probability)
+        self.assertIsNone(runner.Result("db", 2, 0, 32, 0).probability)
+
+    def test_failed_trials_are_left_out_of_the_probability(self):
+        r = runner.Result("lock", 2, 10, 32, 0, collided=2, errors=6)
+        self.assertEqual(4, r.completed)
+        self.assertAlmostEqual(0.5, r.probability)
+        self.assertEqual(stats.wilson_interval(2, 4), r.interval)
+        failed = runner.Result("lock", 2, 5, 32, 0, errors=5)
+        self.assertIsNone(failed.probability)
+        self.assertEqual((None, None), failed.interval)
+        self.assertEqual(0, failed.to_dict()["completed"])
+
+
+class TestTrial(base.TestCase):
+    """One trial's bookkeeping, with the engines' answers scripted."""
+
+    def _run_trials(self, *trials):
+        sim = runner.Runner(runner.Spec(drivers=["lock"], ks=[2],
+                                        trials=len(trials)))
+        sim._tasks = [mock.Mock(), mock.Mock()]
+        answers = [outcome for trial in trials for outcome in trial]
+        self.useFixture(fixtures.MockPatchObject(sim, "_collect",
+                                                 side_effect=answers))
+        result = runner.Result("lock", 2, 0, 32, 0)
+        for _ in trials:
+            sim._trial(result, pool=None, router=mock.Mock())
+        return result
+
+    def test_failed_trial_is_an_error_not_a_success(self):
+        result = self._run_trials(
+            [(runner.ERROR, "LockUnavailable: down"),
+             (runner.ERROR, "LockUnavailable: down")],
+            [(runner.OK, "10.0.0.0/24"), (runner.COLLISION, None)],
+            [(runner.OK, "10.0.0.0/24"), (runner.OK, "10.0.1.0/24")])
+        self.assertEqual((3, 1, 2, 1, 1),
+                         (result.trials, result.errors, result.completed,
+                          result.collided, result.refused))
+        self.assertAlmostEqual(0.5, result.probability)
+        self.assertEqual("LockUnavailable: down", result.first_error)
+
+    def test_collision_beside_an_error_is_not_counted(self):
+        result = self._run_trials(
+            [(runner.COLLISION, None), (runner.ERROR, "Boom: x")])
+        self.assertEqual((1, 1, 0, 0), (result.trials, result.errors,
+                                        result.collided, result.refused))
+        self.assertIsNone(result.probability)
