@@ -39,6 +39,7 @@ from oslo_log import log as logging
 from murano_cidr import allocator
 from murano_cidr.bench import poolmath
 from murano_cidr.bench import timing
+from murano_cidr import confutils
 from murano_cidr.drivers import base
 from murano_cidr import exceptions
 from murano_cidr.simulate import router as router_mod
@@ -119,7 +120,7 @@ def _worker(groups, router_path, scope, count, barrier, results):
     driver = None
     owners = []
     try:
-        driver = allocator.get_allocator(timing.make_conf(groups))
+        driver = allocator.get_allocator(confutils.make_conf(groups))
         router = router_mod.ModelRouter(router_path)
         reader = router.reader(scope)
         barrier.wait(WORKER_TIMEOUT)

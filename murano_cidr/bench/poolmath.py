@@ -37,6 +37,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr.bench import timing
+from murano_cidr import confutils
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
@@ -127,7 +128,7 @@ class Target(object):
 
 def random_driver(pool_cidrs, prefixlen):
     """Build the ``random`` driver on an explicit pool."""
-    return allocator.get_allocator(timing.make_conf({opts.GROUP: {
+    return allocator.get_allocator(confutils.make_conf({opts.GROUP: {
         "driver": "random", "pool_cidrs": pool_cidrs,
         "subnet_prefixlen": prefixlen}}))
 

@@ -25,7 +25,7 @@ from murano_cidr import allocator
 from murano_cidr.bench import backends as backends_mod
 from murano_cidr.bench import drivers
 from murano_cidr.bench import poolmath
-from murano_cidr.bench import timing
+from murano_cidr import confutils
 from murano_cidr import exceptions
 from murano_cidr import opts
 
@@ -96,7 +96,7 @@ def _measure(backend, settings, workdir):
         result.skipped = reason
         return result
     groups = backend.groups(drivers.POOL, state_path)
-    conf = timing.make_conf(groups)
+    conf = confutils.make_conf(groups)
     backend.prepare(conf)
     baseline = backend.baseline(conf, settings.samples)
     if baseline:

@@ -13,13 +13,7 @@
 """Clocks and percentiles shared by the benchmarks."""
 
 import math
-import os
-import tempfile
 import time
-
-from oslo_config import cfg
-
-from murano_cidr import opts
 
 
 def percentile(values, fraction):
@@ -55,39 +49,3 @@ def median_time(func, repeat):
     """
     return percentile([time_call(func)[0] for _ in range(max(1, repeat))],
                       0.5)
-
-
-def make_conf(groups, directory=None):
-    """Build a configuration from ``{group: {option: value}}``.
-
-    It goes through a file, the way a service reads its configuration, so
-    nothing is left in option overrides shared between configuration
-    objects.
-
-    :param groups: option values by group; lists are joined with commas.
-    :param directory: where to write the file (a temporary one if None).
-    :returns: an :class:`oslo_config.cfg.ConfigOpts` with the
-        ``[cidr_allocator]`` options registered.
-    """
-    lines = []
-    for group, values in groups.items():
-        lines.append("[%s]" % group)
-        for option, value in values.items():
-            if value is None:
-                continue
-            if isinstance(value, (list, tuple)):
-                value = ",".join(str(v) for v in value)
-            lines.append("%s = %s" % (option, value))
-    fd, path = tempfile.mkstemp(prefix="murano-cidr-bench-", suffix=".conf",
-                                dir=directory)
-    with os.fdopen(fd, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    try:
-        conf = cfg.ConfigOpts()
-        conf([], project="murano-cidr", default_config_files=[path])
-        opts.register_opts(conf)
-    finally:
-        # NOTE: oslo.config parsed the whole file above, every group
-        # included, so options registered later (by a driver) still read it.
-        os.unlink(path)
-    return conf

@@ -44,10 +44,10 @@ import tempfile
 import typing
 import uuid
 
-from oslo_config import cfg
 from oslo_log import log as logging
 
 from murano_cidr import allocator
+from murano_cidr import confutils
 from murano_cidr.drivers import base
 from murano_cidr import exceptions
 from murano_cidr import opts
@@ -191,29 +191,11 @@ def write_config(path, driver, spec, state_path):
     groups[opts.GROUP].update(spec.pool)
     for group, values in spec.config.items():
         groups.setdefault(group, {}).update(values)
-    lines = []
-    for group, values in groups.items():
-        lines.append("[%s]" % group)
-        for option, value in values.items():
-            if value is None:
-                continue
-            if isinstance(value, (list, tuple)):
-                value = ",".join(str(v) for v in value)
-            lines.append("%s = %s" % (option, value))
-        lines.append("")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
+    confutils.write(path, groups)
 
 
-def load_config(path):
-    """Return a :class:`oslo_config.cfg.ConfigOpts` reading one file.
-
-    :param path: a configuration file written by :func:`write_config`.
-    """
-    conf = cfg.ConfigOpts()
-    conf([], project="murano-cidr", default_config_files=[path])
-    opts.register_opts(conf)
-    return conf
+#: Read a file written by :func:`write_config`.
+load_config = confutils.load
 
 
 def prepare_driver(name, conf):

@@ -88,11 +88,3 @@ class TestTiming(base.TestCase):
         self.assertEqual(2, timing.percentile([3, 1, 2], 0.5))
         self.assertRaises(ValueError, timing.percentile, [], 0.5)
         self.assertRaises(ValueError, timing.percentile, [1], 0)
-
-    def test_make_conf(self):
-        conf = timing.make_conf({"cidr_allocator": {
-            "driver": "legacy", "pool_cidrs": ["10.0.0.0/20",
-                                               "10.1.0.0/20"]}})
-        self.assertEqual("legacy", conf.cidr_allocator.driver)
-        self.assertEqual(["10.0.0.0/20", "10.1.0.0/20"],
-                         conf.cidr_allocator.pool_cidrs)
