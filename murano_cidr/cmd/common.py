@@ -100,7 +100,7 @@ def error(message, prog="murano-cidr"):
     :param message: what went wrong and, ideally, what to do about it.
     :param prog: the program name, prefixed to the line.
     """
-    print("%s: error: %s" % (prog, _one_line(message)), file=sys.stderr)
+    print("%s: error: %s" % (prog, one_line(message)), file=sys.stderr)
 
 
 def run(prog, func, conf, debug=False):
@@ -121,13 +121,13 @@ def run(prog, func, conf, debug=False):
     except (exceptions.MuranoCidrException, cfg.Error, OSError) as e:
         if debug or _debug(conf):
             raise
-        print("%s: error: %s" % (prog, _one_line(e)), file=sys.stderr)
+        print("%s: error: %s" % (prog, one_line(e)), file=sys.stderr)
         return exit_code_for(e)
     except Exception as e:
         if debug or _debug(conf):
             raise
         print("%s: unexpected error: %s: %s (run with --debug for details)"
-              % (prog, type(e).__name__, _one_line(e)), file=sys.stderr)
+              % (prog, type(e).__name__, one_line(e)), file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -138,6 +138,12 @@ def _debug(conf):
         return "--debug" in sys.argv[1:] or "-d" in sys.argv[1:]
 
 
-def _one_line(error):
+def one_line(error):
+    """Return an error's message on one line.
+
+    :param error: an exception or a message.
+    :returns: its text with every run of white space (newlines included)
+        made one space; the exception's class name if the text is empty.
+    """
     text = str(error) or type(error).__name__
     return " ".join(text.split())

@@ -69,9 +69,9 @@ def _result(code, details):
     return upgradecheck.Result(code, details)
 
 
-def _one_line(error):
-    text = " ".join((str(error) or type(error).__name__).split())
-    return text.rstrip(".")
+def _clause(error):
+    """An error's message on one line, to be followed by more text."""
+    return common.one_line(error).rstrip(".")
 
 
 def _guarded(check):
@@ -83,11 +83,11 @@ def _guarded(check):
             return check(self)
         except cfg.Error as e:
             return _result(FAILURE, "%s; fix the configuration file"
-                           % _one_line(e))
+                           % _clause(e))
         except Exception as e:  # noqa: B902 - reported, never hidden
             LOG.debug("Check %s failed", check.__name__, exc_info=True)
             return _result(FAILURE, "%s: %s (run with --debug for the "
-                           "traceback)" % (type(e).__name__, _one_line(e)))
+                           "traceback)" % (type(e).__name__, _clause(e)))
     return wrapper
 
 
@@ -160,7 +160,7 @@ class Checks(upgradecheck.UpgradeCommands):
             pools = driver_base.pools_from_conf(self.conf)
         except exceptions.InvalidConfig as e:
             return _result(FAILURE, "%s. Fix it in the configuration file "
-                           "before restarting the services." % _one_line(e))
+                           "before restarting the services." % _clause(e))
         pool = pools[4]
         wanted = group.max_environments
         summary = "; ".join("%s into /%d: %d subnets"
@@ -183,13 +183,13 @@ class Checks(upgradecheck.UpgradeCommands):
         try:
             driver = allocator.get_allocator(self.conf)
         except (exceptions.DriverNotFound, exceptions.InvalidConfig) as e:
-            return _result(FAILURE, "%s." % _one_line(e))
+            return _result(FAILURE, "%s." % _clause(e))
         except (exceptions.BackendUnavailable,
                 exceptions.DatabaseNotSynced) as e:
             # NOTE: the driver loads; its store is the subject of the
             # database and lock service checks, which say what to do.
             return _result(SUCCESS, "Driver %r loads; its store is not "
-                           "ready: %s" % (name, _one_line(e)))
+                           "ready: %s" % (name, _clause(e)))
         try:
             guarantee = ("prevents collisions" if driver.prevents_collisions
                          else "makes collisions rarer, not impossible; "
@@ -211,7 +211,7 @@ class Checks(upgradecheck.UpgradeCommands):
             current = migration.current_revision(self.conf)
         except (exceptions.BackendUnavailable,
                 exceptions.InvalidConfig) as e:
-            return _result(FAILURE, "%s." % _one_line(e))
+            return _result(FAILURE, "%s." % _clause(e))
         head = migration.head_revision()
         sync = ("run 'murano-cidr-manage --config-file <file> db sync' "
                 "before restarting the services")
@@ -268,7 +268,7 @@ class Checks(upgradecheck.UpgradeCommands):
         except (tooz.ToozError, ValueError, RuntimeError) as e:
             return _result(FAILURE, "The lock service %s does not answer: "
                            "%s. Check [cidr_allocator] coordination_url and "
-                           "that the service runs." % (shown, _one_line(e)))
+                           "that the service runs." % (shown, _clause(e)))
         try:
             coordinator.stop()
         except tooz.ToozError as e:
@@ -292,8 +292,7 @@ def main(argv=None):
     """
     conf = cfg.ConfigOpts()
     opts.register_opts(conf)
-    logging.register_options(conf)
-    conf.set_default("use_stderr", True)
+    common.register_logging(conf)
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():
