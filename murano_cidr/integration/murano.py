@@ -57,28 +57,48 @@ def router_cidrs(client, router_id):
         ``list_ports`` and ``list_subnets`` with the same shapes).
     :param router_id: the router's id; None or empty for no router.
     :returns: a list of CIDR strings, possibly empty.
-    :raises murano_cidr.exceptions.BackendUnavailable: if Neutron answers
-        with something that is not a port or subnet listing.
+    :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron client
+        call raises (any error: unreachable endpoint, expired token,
+        forbidden...; the client's exception is its ``__cause__``) or
+        Neutron answers with something that is not a port or subnet
+        listing. Nothing is allocated.
     """
     if not router_id:
         return []
+    ports = _call_neutron(client.list_ports, router_id,
+                          device_id=router_id)
     try:
-        ports = client.list_ports(device_id=router_id)["ports"]
         subnet_ids = {fixed_ip["subnet_id"]
-                      for port in ports
+                      for port in ports["ports"]
                       for fixed_ip in port["fixed_ips"]}
         if not subnet_ids:
             # NOTE: a router without interfaces has nothing taken; listing
             # every subnet of the project would only cost time.
             return []
-        subnets = client.list_subnets()["subnets"]
-        return [subnet["cidr"] for subnet in subnets
+        subnets = _call_neutron(client.list_subnets, router_id)
+        return [subnet["cidr"] for subnet in subnets["subnets"]
                 if subnet["id"] in subnet_ids]
     except (KeyError, TypeError) as e:
         raise exceptions.BackendUnavailable(
             backend="Neutron",
             reason="unexpected answer while reading the subnets of router "
             "%s (missing or malformed %s)" % (router_id, e))
+
+
+def _call_neutron(method, router_id, **kwargs):
+    """Call a Neutron client method; any error becomes BackendUnavailable.
+
+    The client raises its own exception classes (and keystoneauth's, and
+    requests'), which a caller of the allocator cannot be expected to know.
+    """
+    try:
+        return method(**kwargs)
+    except Exception as e:
+        raise exceptions.BackendUnavailable(
+            backend="Neutron",
+            reason="%s failed while reading the subnets of router %s: "
+            "%s: %s" % (getattr(method, "__name__", "a call"), router_id,
+                        type(e).__name__, e)) from e
 
 
 class NetworkCidrAllocator(object):

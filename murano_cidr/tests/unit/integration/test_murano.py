@@ -67,6 +67,28 @@ def port(router_id, *subnet_ids, owner="network:router_interface",
                           for s in subnet_ids]}
 
 
+class NeutronClientException(Exception):
+    """Stands for neutronclient's (or keystoneauth's) own errors."""
+
+
+class FailingNeutron(FakeNeutron):
+    """A client whose ``failing`` method raises NeutronClientException."""
+
+    def __init__(self, failing, **kwargs):
+        super().__init__(**kwargs)
+        self.failing = failing
+
+    def list_ports(self, retrieve_all=True, **filters):
+        if self.failing == "list_ports":
+            raise NeutronClientException("503 Service Unavailable")
+        return super().list_ports(retrieve_all, **filters)
+
+    def list_subnets(self, retrieve_all=True, **filters):
+        if self.failing == "list_subnets":
+            raise NeutronClientException("401 Unauthorized")
+        return super().list_subnets(retrieve_all, **filters)
+
+
 class SpyDriver(driver_base.StatelessDriver):
     """A stateless driver that records what the adapter passes it."""
 
@@ -141,6 +163,19 @@ class TestRouterCidrs(base.TestCase):
                               murano.router_cidrs, client, ROUTER)
         self.assertIn("Neutron", str(e))
         self.assertIn(ROUTER, str(e))
+
+    def test_client_errors_become_backend_unavailable(self):
+        for failing, text in (("list_ports", "503 Service Unavailable"),
+                              ("list_subnets", "401 Unauthorized")):
+            client = FailingNeutron(failing, ports=[port(ROUTER, "a")],
+                                    subnets=[subnet("a", "10.0.1.0/24")])
+            e = self.assertRaises(exceptions.BackendUnavailable,
+                                  murano.router_cidrs, client, ROUTER)
+            self.assertIsInstance(e.__cause__, NeutronClientException)
+            self.assertEqual(
+                "Neutron is unavailable: %s failed while reading the "
+                "subnets of router %s: NeutronClientException: %s"
+                % (failing, ROUTER, text), str(e))
 
 
 class TestGetAvailableCidr(base.TestCase):
@@ -233,6 +268,22 @@ class TestGetAvailableCidr(base.TestCase):
         self.assertEqual("fd00:20:0:1::/64",
                          adapter.get_available_cidr(client, ROUTER, "net-1",
                                                     ip_version=6))
+
+    def test_neutron_error_inside_allocate_allocates_nothing(self):
+        self.config(pool_cidrs=["10.20.0.0/23"])
+        adapter = self.make("lock")
+        failing = FailingNeutron("list_subnets", ports=[port(ROUTER, "a")],
+                                 subnets=[subnet("a", "10.20.0.0/24")])
+        e = self.assertRaises(exceptions.BackendUnavailable,
+                              adapter.get_available_cidr, failing, ROUTER,
+                              "net-1")
+        self.assertIsInstance(e.__cause__, NeutronClientException)
+        self.assertEqual([], adapter.driver.list())
+        # The scope's lock was let go: the next deployment gets the CIDR.
+        client = FakeNeutron(ports=[port(ROUTER, "a")],
+                             subnets=[subnet("a", "10.20.0.0/24")])
+        self.assertEqual("10.20.1.0/24",
+                         adapter.get_available_cidr(client, ROUTER, "net-2"))
 
     def test_bad_net_id_changes_nothing_and_reads_nothing(self):
         client = FakeNeutron(ports=[port(ROUTER, "a")],
