@@ -49,8 +49,10 @@ def get_allocator(conf=None):
         :data:`oslo_config.cfg.CONF` if None.
     :returns: an :class:`~murano_cidr.drivers.base.AllocatorDriver`.
     :raises murano_cidr.exceptions.DriverNotFound: if no driver of that name
-        is installed or it cannot be loaded; the message lists those that
-        are.
+        is installed; the message lists those that are.
+    :raises murano_cidr.exceptions.DriverLoadFailed: (a DriverNotFound) if
+        it is installed but a module it imports is missing; the message
+        names the module and the extras that install it.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
     """
     if conf is None:
@@ -66,10 +68,8 @@ def get_allocator(conf=None):
         raise exceptions.DriverNotFound(
             name=name, available=", ".join(installed_drivers()) or "none")
     except ImportError as e:
-        raise exceptions.DriverNotFound(
-            message="The allocator driver %r is installed but cannot be "
-            "loaded (%s); install its extra, e.g. "
-            "'pip install murano-cidr[redis]'" % (name, e))
+        raise exceptions.DriverLoadFailed(
+            name=name, module=e.name or "?", reason=e) from e
     driver = manager.driver(conf)
     LOG.debug("Loaded CIDR allocator driver %s", name)
     return driver

@@ -83,6 +83,31 @@ class DriverNotFound(MuranoCidrException):
                 "([cidr_allocator] driver); installed drivers: %(available)s")
 
 
+class DriverLoadFailed(DriverNotFound):
+    """The configured driver is installed but a module it needs is not."""
+
+    message = _("The allocator driver %(name)r is installed but cannot be "
+                "loaded: module %(module)s is missing (%(reason)s); "
+                "%(advice)s")
+
+    #: The extras that install the client libraries of each driver's
+    #: backends (see setup.cfg).
+    EXTRAS = {"db": ("mysql", "postgresql"),
+              "lock": ("redis", "etcd", "zookeeper")}
+
+    def __init__(self, message=None, name=None, module=None, reason=None,
+                 **kwargs):
+        extras = self.EXTRAS.get(name, ())
+        if extras:
+            advice = _("install it, or the extra of your backend: %s") % (
+                " or ".join("'pip install murano-cidr[%s]'" % extra
+                            for extra in extras))
+        else:
+            advice = _("install it, or reinstall murano-cidr")
+        super().__init__(message, name=name, module=module, reason=reason,
+                         advice=advice, **kwargs)
+
+
 class NotSupported(MuranoCidrException):
     """The driver cannot do what was asked, by design."""
 
@@ -93,6 +118,12 @@ class BackendUnavailable(MuranoCidrException):
     """A service the driver depends on cannot be reached."""
 
     message = _("%(backend)s is unavailable: %(reason)s")
+
+
+class SimulationError(MuranoCidrException):
+    """``murano-cidr simulate`` could not run to the end."""
+
+    message = _("The simulation failed: %(reason)s")
 
 
 class DatabaseUnavailable(BackendUnavailable):

@@ -73,12 +73,6 @@ COLLISION = "collision"
 ERROR = "error"
 
 
-class SimulationError(exceptions.MuranoCidrException):
-    """The simulation could not run to the end."""
-
-    message = "The simulation failed: %(reason)s"
-
-
 @dataclasses.dataclass
 class Spec(object):
     """What to simulate.
@@ -336,7 +330,8 @@ class Runner(object):
         """Run every trial.
 
         :returns: a list of :class:`Result`, by driver then K.
-        :raises SimulationError: if an engine dies or hangs.
+        :raises murano_cidr.exceptions.SimulationError: if an engine dies
+            or hangs.
         """
         size = self.validate()
         pool = self._pool()
@@ -462,10 +457,10 @@ class Runner(object):
                 waited += 1.0
                 dead = [w.name for w in self._workers if not w.is_alive()]
                 if dead:
-                    raise SimulationError(
+                    raise exceptions.SimulationError(
                         reason="engine process %s died" % ", ".join(dead))
                 if waited > STEP_TIMEOUT * 2:
-                    raise SimulationError(
+                    raise exceptions.SimulationError(
                         reason="no engine answered for %d seconds" % waited)
 
 

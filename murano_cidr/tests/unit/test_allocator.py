@@ -10,6 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
+import fixtures
+
 from murano_cidr import allocator
 from murano_cidr.drivers import legacy
 from murano_cidr.drivers import random as random_driver
@@ -34,6 +36,34 @@ class TestGetAllocator(base.TestCase):
         self.assertIn("'nope'", str(e))
         for name in ("random", "legacy"):
             self.assertIn(name, str(e))
+
+    def _load_failing(self, driver, module):
+        self.config(driver=driver)
+        missing = ModuleNotFoundError("No module named %r" % module,
+                                      name=module)
+        self.useFixture(fixtures.MockPatch(
+            "stevedore.DriverManager", side_effect=missing))
+        e = self.assertRaises(exceptions.DriverLoadFailed,
+                              allocator.get_allocator, self.conf)
+        self.assertIsInstance(e, exceptions.DriverNotFound)
+        self.assertIs(missing, e.__cause__)
+        return str(e)
+
+    def test_missing_module_names_it_and_the_extras(self):
+        self.assertEqual(
+            "The allocator driver 'db' is installed but cannot be loaded: "
+            "module sqlalchemy is missing (No module named 'sqlalchemy'); "
+            "install it, or the extra of your backend: 'pip install "
+            "murano-cidr[mysql]' or 'pip install murano-cidr[postgresql]'",
+            self._load_failing("db", "sqlalchemy"))
+        self.assertIn("'pip install murano-cidr[redis]' or 'pip install "
+                      "murano-cidr[etcd]' or 'pip install "
+                      "murano-cidr[zookeeper]'",
+                      self._load_failing("lock", "tooz"))
+        text = self._load_failing("random", "netaddr")
+        self.assertIn("module netaddr is missing", text)
+        self.assertIn("install it, or reinstall murano-cidr", text)
+        self.assertNotIn("[", text)
 
     def test_installed_drivers(self):
         names = allocator.installed_drivers()

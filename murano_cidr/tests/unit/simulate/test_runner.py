@@ -13,6 +13,7 @@
 """The simulation runner's checks and configuration (no processes here)."""
 
 import os
+import queue
 from unittest import mock
 
 import fixtures
@@ -145,6 +146,16 @@ class TestTrial(base.TestCase):
                           result.collided, result.refused))
         self.assertAlmostEqual(0.5, result.probability)
         self.assertEqual("LockUnavailable: down", result.first_error)
+
+    def test_dead_engine_is_a_simulation_error(self):
+        sim = runner.Runner(runner.Spec(drivers=["lock"], ks=[2], trials=1))
+        sim._results = mock.Mock(**{"get.side_effect": queue.Empty})
+        sim._workers = [mock.Mock(is_alive=lambda: True),
+                        mock.Mock(is_alive=lambda: False)]
+        sim._workers[1].name = "engine-1"
+        e = self.assertRaises(exceptions.SimulationError, sim._collect)
+        self.assertEqual("The simulation failed: engine process engine-1 "
+                         "died", str(e))
 
     def test_collision_beside_an_error_is_not_counted(self):
         result = self._run_trials(
