@@ -30,6 +30,7 @@ import bisect
 import netaddr
 
 from murano_cidr import exceptions
+from murano_cidr import taken as taken_mod
 
 #: The largest pool accepted, in candidates. Far beyond any Murano cloud, and
 #: small enough that a mistyped prefix length is caught at start-up.
@@ -284,8 +285,11 @@ class Pool(object):
         """Return the index of a candidate, or None if it is not one.
 
         :param cidr: a CIDR string or :class:`netaddr.IPNetwork`.
+        :returns: an index into the pool's candidates, or None.
+        :raises murano_cidr.exceptions.InvalidCidr: if ``cidr`` is not a
+            CIDR.
         """
-        net = netaddr.IPNetwork(cidr) if isinstance(cidr, str) else cidr
+        net = taken_mod.parse_cidr(cidr, name="cidr")
         if net.version != self.version or net.prefixlen != self.prefixlen:
             return None
         for block, parent in enumerate(self.networks):
@@ -297,8 +301,14 @@ class Pool(object):
         return None
 
     def contains(self, cidr):
-        """Tell whether a CIDR lies inside one of the pool's networks."""
-        net = netaddr.IPNetwork(cidr) if isinstance(cidr, str) else cidr
+        """Tell whether a CIDR lies inside one of the pool's networks.
+
+        :param cidr: a CIDR string or :class:`netaddr.IPNetwork`.
+        :returns: True or False.
+        :raises murano_cidr.exceptions.InvalidCidr: if ``cidr`` is not a
+            CIDR.
+        """
+        net = taken_mod.parse_cidr(cidr, name="cidr")
         return net.version == self.version and any(
             p.first <= net.first and net.last <= p.last
             for p in self.networks)

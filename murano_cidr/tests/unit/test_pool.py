@@ -115,6 +115,15 @@ class TestExplicitPools(testtools.TestCase):
         self.assertIsNone(p.index_of("10.0.0.0/24"))
         self.assertIsNone(p.index_of("10.0.1.0/25"))
 
+    def test_bad_cidr_is_invalid_cidr(self):
+        p = pool.Pool.from_cidrs(["10.0.0.0/24"], 25)
+        for method in (p.index_of, p.contains):
+            for bad in ("10.0.0.0/99", "not-a-cidr", "", 42):
+                e = self.assertRaises(exceptions.InvalidCidr, method, bad)
+                self.assertIn(repr(bad), str(e))
+        self.assertTrue(p.contains(" 10.0.0.128/25 "))
+        self.assertEqual(1, p.index_of(netaddr.IPNetwork("10.0.0.128/25")))
+
     def test_ipv6(self):
         p = pool.Pool.from_cidrs(["fd00::/48"], 64)
         self.assertEqual(65536, len(p))
