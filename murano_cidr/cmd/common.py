@@ -20,6 +20,7 @@ Exit codes:
 * ``3`` a database or lock service is unavailable.
 """
 
+import re
 import sys
 
 from oslo_config import cfg
@@ -38,6 +39,14 @@ EXIT_UNAVAILABLE = 3
 #: the command prints that error on one line, and --debug shows it all.
 QUIET_LIBRARIES = ["alembic=WARN", "stevedore=WARN", "tooz=WARN",
                    "oslo_db.api=CRITICAL"]
+
+
+#: oslo.config's text for a value of the wrong type; it names the option,
+#: not its group, and shows the location as a LocationInfo repr.
+_VALUE_ERROR = re.compile(r"^Value for option (?P<option>\S+)"
+                          r"(?: from (?P<location>.*?))? is not valid: "
+                          r"(?P<reason>.*)$", re.S)
+_LOCATION_DETAIL = re.compile(r"detail='(?P<detail>[^']+)'")
 
 
 def register_logging(conf):
@@ -94,6 +103,60 @@ def exit_code_for(error):
     return EXIT_FAILED
 
 
+def describe_config_error(error, conf=None):
+    """Return an oslo.config error as one line an operator can act on.
+
+    A bad option value becomes ``option NAME in [GROUP]: REASON (FILE)``
+    instead of oslo.config's text with a ``LocationInfo(...)`` repr; other
+    errors are returned on one line, unchanged.
+
+    :param error: an :class:`oslo_config.cfg.Error`.
+    :param conf: the configuration it came from, to find the option's
+        group; the group is left out if None or not found.
+    :returns: a one-line message.
+    """
+    text = one_line(error)
+    match = (_VALUE_ERROR.match(text)
+             if isinstance(error, cfg.ConfigSourceValueError) else None)
+    if match is None:
+        return text
+    option = match.group("option")
+    group = _group_of(conf, option) if conf is not None else None
+    line = ("option %s in [%s]: %s" % (option, group, match.group("reason"))
+            if group else "option %s: %s" % (option, match.group("reason")))
+    detail = _LOCATION_DETAIL.search(match.group("location") or "")
+    if detail:
+        line += " (%s)" % detail.group("detail")
+    return line
+
+
+def _group_of(conf, option):
+    """Return the group whose ``option`` cannot be read, or None."""
+    try:
+        keys = list(conf)
+    except cfg.Error:
+        return None
+    for key in keys:
+        try:
+            value = conf[key]
+        except cfg.ConfigSourceValueError:
+            if key == option:
+                return "DEFAULT"
+            continue
+        except cfg.Error:
+            continue
+        if not isinstance(value, cfg.ConfigOpts.GroupAttr) or (
+                option not in value):
+            continue
+        try:
+            value[option]
+        except cfg.ConfigSourceValueError:
+            return key
+        except cfg.Error:
+            continue
+    return None
+
+
 def error(message, prog="murano-cidr"):
     """Print a one-line error on standard error.
 
@@ -118,7 +181,13 @@ def run(prog, func, conf, debug=False):
     except KeyboardInterrupt:
         print("%s: interrupted" % prog, file=sys.stderr)
         return 130
-    except (exceptions.MuranoCidrException, cfg.Error, OSError) as e:
+    except cfg.Error as e:
+        if debug or _debug(conf):
+            raise
+        print("%s: error: %s" % (prog, describe_config_error(e, conf)),
+              file=sys.stderr)
+        return exit_code_for(e)
+    except (exceptions.MuranoCidrException, OSError) as e:
         if debug or _debug(conf):
             raise
         print("%s: error: %s" % (prog, one_line(e)), file=sys.stderr)

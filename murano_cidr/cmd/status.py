@@ -83,7 +83,7 @@ def _guarded(check):
             return check(self)
         except cfg.Error as e:
             return _result(FAILURE, "%s; fix the configuration file"
-                           % _clause(e))
+                           % common.describe_config_error(e, self.conf))
         except Exception as e:  # noqa: B902 - reported, never hidden
             LOG.debug("Check %s failed", check.__name__, exc_info=True)
             return _result(FAILURE, "%s: %s (run with --debug for the "

@@ -17,8 +17,10 @@ import subprocess
 import sys
 
 import netaddr
+from oslo_config import cfg
 
 from murano_cidr.cmd import cli
+from murano_cidr.cmd import common
 from murano_cidr.tests import base
 
 
@@ -72,6 +74,35 @@ class TestCli(CliTestCase):
                                        "x")
         self.assertEqual(2, code)
         self.assertIn("[cidr_allocator] max_environments", err)
+
+    def test_bad_option_value_is_one_line_naming_group_and_file(self):
+        conf = self.write_config("driver = random\nmax_environments = many\n")
+        code, out, err = self.run_cli("--config-file", conf, "allocate",
+                                      "x")
+        self.assertEqual((2, ""), (code, out))
+        self.assertEqual(
+            "murano-cidr: error: option max_environments in "
+            "[cidr_allocator]: invalid literal for int() with base 10: "
+            "'many' (%s)\n" % conf, err)
+
+    def test_bad_option_value_in_another_group(self):
+        conf = self.write_config("driver = db\n[cidr_allocator_database]\n"
+                                 "max_pool_size = -3\n")
+        code, _out, err = self.run_cli("--config-file", conf, "allocate",
+                                       "x")
+        self.assertEqual(2, code)
+        self.assertIn("error: option max_pool_size in "
+                      "[cidr_allocator_database]: ", err)
+        self.assertNotIn("LocationInfo", err)
+
+    def test_describe_config_error(self):
+        e = cfg.ConfigFileValueError(
+            "Value for option x is not valid: bad\nvalue")
+        self.assertEqual("option x: bad value",
+                         common.describe_config_error(e))
+        e = cfg.ConfigFilesNotFoundError(["/nope.conf"])
+        self.assertEqual("Failed to find some config files: /nope.conf",
+                         common.describe_config_error(e))
 
     def test_bad_taken_is_a_usage_error(self):
         conf = self.write_config("driver = random\n")

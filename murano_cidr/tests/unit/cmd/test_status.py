@@ -173,8 +173,11 @@ class TestMain(base.TestCase):
         self.assertEqual(2, code)
         pool = json.loads(out)["checks"][0]
         self.assertEqual(2, pool["result"])
-        self.assertIn("max_environments", pool["details"])
+        self.assertTrue(pool["details"].startswith(
+            "option max_environments in [cidr_allocator]: invalid literal "
+            "for int() with base 10: 'many' ("), pool["details"])
         self.assertIn("fix the configuration file", pool["details"])
+        self.assertNotIn("LocationInfo", out + err)
         self.assertNotIn("Traceback", out + err)
 
     def test_missing_configuration_file_is_one_line(self):
