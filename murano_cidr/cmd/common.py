@@ -16,7 +16,8 @@ Exit codes:
 
 * ``0`` success;
 * ``1`` the operation failed (for example, the pool is exhausted);
-* ``2`` bad usage or configuration;
+* ``2`` bad usage or configuration, or a database not synced to this
+  code's schema (``murano-cidr-manage db sync`` fixes it);
 * ``3`` a database or lock service is unavailable.
 """
 
@@ -94,9 +95,17 @@ def main(prog, command_opt, argv=None, register=None):
 
 
 def exit_code_for(error):
-    """Return the documented exit code for an exception."""
+    """Return the documented exit code for an exception.
+
+    :param error: the exception a command raised.
+    :returns: :data:`EXIT_USAGE` for a setup error (bad usage or
+        configuration, a missing driver, an unsynced database),
+        :data:`EXIT_UNAVAILABLE` for an unreachable service,
+        :data:`EXIT_FAILED` otherwise.
+    """
     if isinstance(error, (exceptions.InvalidConfig, exceptions.InvalidArgument,
-                          exceptions.DriverNotFound, cfg.Error)):
+                          exceptions.DriverNotFound,
+                          exceptions.DatabaseNotSynced, cfg.Error)):
         return EXIT_USAGE
     if isinstance(error, exceptions.BackendUnavailable):
         return EXIT_UNAVAILABLE

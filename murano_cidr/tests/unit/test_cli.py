@@ -104,6 +104,16 @@ class TestCli(CliTestCase):
         self.assertEqual("Failed to find some config files: /nope.conf",
                          common.describe_config_error(e))
 
+    def test_unsynced_database_is_a_setup_error(self):
+        conf = self.write_config(
+            "driver = db\n[cidr_allocator_database]\n"
+            "connection = sqlite:///%s/unsynced.sqlite\n" % self.state_path)
+        code, out, err = self.run_cli("--config-file", conf, "allocate",
+                                      "x")
+        self.assertEqual((2, ""), (code, out))
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn("db sync", err)
+
     def test_bad_taken_is_a_usage_error(self):
         conf = self.write_config("driver = random\n")
         code, _out, err = self.run_cli("--config-file", conf, "allocate",

@@ -130,7 +130,7 @@ class TestStatus(CommandTestCase):
         self.assertEqual(0, checks["Pool geometry"]["result"])
         self.assertEqual(0, checks["Allocator driver"]["result"])
         code, out, err = self.cidr("list")
-        self.assertEqual(1, code)
+        self.assertEqual(2, code)
         self.assertEqual(1, len(self.error_lines(err)), err)
         self.assertIn("db sync", err)
 
