@@ -22,7 +22,7 @@ from murano_cidr._i18n import _
 class MuranoCidrException(Exception):
     """Base class of every murano-cidr error.
 
-    Subclasses set :attr: to a template; the keyword arguments given
+    Subclasses set :attr:`message` to a template; the keyword arguments given
     to the constructor fill it. A caller may also pass a ready ``message``.
     """
 

@@ -238,7 +238,11 @@ database_opts = [
 
 
 def all_opts():
-    """Return every ``[cidr_allocator]`` option."""
+    """Return every ``[cidr_allocator]`` option.
+
+    :returns: a new list of :class:`oslo_config.cfg.Opt`: the driver, pool
+        and lock options.
+    """
     return driver_opts + pool_opts + lock_opts
 
 

@@ -61,6 +61,7 @@ def register(subparsers):
 
 
 def do_bench(conf):
+    """Run the benchmarks chosen on the command line and print a report."""
     args = conf.command
     settings = runner.Settings(
         backends=[] if args.pool_math_only else args.backends,

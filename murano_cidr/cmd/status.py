@@ -150,6 +150,7 @@ class Checks(upgradecheck.UpgradeCommands):
 
     @property
     def driver_name(self):
+        """The configured ``[cidr_allocator] driver``."""
         return self.conf[opts.GROUP].driver
 
     @_guarded
