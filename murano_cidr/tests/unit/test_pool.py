@@ -12,6 +12,7 @@
 
 from unittest import mock
 
+import fixtures
 import netaddr
 import testtools
 
@@ -133,9 +134,30 @@ class TestExplicitPools(testtools.TestCase):
         self.assertFalse(str(p[1]).startswith("::ffff:"))
 
     def test_huge_pool_is_not_materialised(self):
+        # NOTE: netaddr's subnet() is the way to list a pool's candidates;
+        # building and indexing 4 million /30s must never call it.
+        self.useFixture(fixtures.MockPatchObject(
+            netaddr.IPNetwork, "subnet",
+            side_effect=AssertionError("the pool was enumerated")))
         p = pool.Pool.from_cidrs(["10.0.0.0/8"], 30)
         self.assertEqual(2 ** 22, len(p))
+        self.assertEqual("10.0.0.0/30", p.cidr(0))
+        self.assertEqual("10.128.0.0/30", p.cidr(2 ** 21))
         self.assertEqual("10.255.255.252/30", p.cidr(len(p) - 1))
+        self.assertEqual(2 ** 22 - 1, p.index_of("10.255.255.252/30"))
+        self.assertTrue(p.contains("10.1.2.0/24"))
+        free = p.free_map(taken_mod.TakenSet.from_taken(["10.0.0.0/9"], 4))
+        self.assertEqual(2 ** 21, free.blocked)
+        self.assertEqual("10.128.0.0/30", p.cidr(free.nth_free(0)))
+        # Nor is a list of candidates built any other way: whatever the
+        # pool and its free map hold is per parent network or per taken
+        # interval, a handful of items.
+        for obj in (p, free):
+            for name, value in vars(obj).items():
+                if isinstance(value, (list, tuple, dict, set, range)):
+                    self.assertLessEqual(len(value), 2, "%s.%s has %d items"
+                                         % (type(obj).__name__, name,
+                                            len(value)))
 
     def test_validation_names_the_option(self):
         cases = [
