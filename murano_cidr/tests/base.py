@@ -12,14 +12,13 @@
 
 """Base classes and helpers shared by the unit and functional tests."""
 
-import os
-
 import fixtures
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from oslotest import base
 
 from murano_cidr import opts
+from murano_cidr import tests
 
 
 def services_required():
@@ -28,8 +27,7 @@ def services_required():
     ``.ci/run`` exports ``MURANO_CIDR_REQUIRE_SERVICES=1``; ``CI=true`` does
     the same, so CI can never pass by skipping.
     """
-    return (os.environ.get("MURANO_CIDR_REQUIRE_SERVICES") == "1"
-            or os.environ.get("CI", "").lower() == "true")
+    return tests.in_ci()
 
 
 class TestCase(base.BaseTestCase):

@@ -12,6 +12,10 @@
 
 """Property-based tests: random geometries and random taken sets."""
 
+import os
+import subprocess
+import sys
+
 import hypothesis
 from hypothesis import strategies as st
 import netaddr
@@ -61,6 +65,29 @@ def _free_by_scan(a_pool, taken):
     return [i for i, c in enumerate(a_pool)
             if not any(c.first <= t.last and t.first <= c.last
                        for t in nets)]
+
+
+class TestCiProfile(testtools.TestCase):
+
+    def _derandomized(self, **env):
+        environ = {k: v for k, v in os.environ.items()
+                   if k not in ("CI", "MURANO_CIDR_REQUIRE_SERVICES")}
+        environ.update(env)
+        code = ("import hypothesis, murano_cidr.tests.unit.test_pool_"
+                "properties; print(hypothesis.settings.default.derandomize)")
+        return subprocess.run([sys.executable, "-c", code], env=environ,
+                              capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    def test_examples_are_derandomized_in_ci(self):
+        self.assertEqual("True", self._derandomized(CI="true"))
+        self.assertEqual("True", self._derandomized(
+            MURANO_CIDR_REQUIRE_SERVICES="1"))
+
+    def test_examples_are_random_on_a_laptop(self):
+        # NOTE: with neither variable set; hypothesis itself loads its own
+        # derandomized profile when CI is set to anything.
+        self.assertEqual("False", self._derandomized())
 
 
 class TestPoolProperties(testtools.TestCase):
