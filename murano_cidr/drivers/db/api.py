@@ -318,14 +318,7 @@ class Database(object):
         :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
             not been run.
         """
-        self.ensure_synced()
-
-        def attempt():
-            with self._manager.writer.connection.using(_Context()) as conn:
-                return func(conn, *args, **kwargs)
-
-        with self.translate_errors():
-            return self._retry(attempt)()
+        return self._transaction(self._manager.writer, func, args, kwargs)
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
@@ -338,10 +331,13 @@ class Database(object):
         :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
             not been run.
         """
+        return self._transaction(self._manager.reader, func, args, kwargs)
+
+    def _transaction(self, side, func, args, kwargs):
         self.ensure_synced()
 
         def attempt():
-            with self._manager.reader.connection.using(_Context()) as conn:
+            with side.connection.using(_Context()) as conn:
                 return func(conn, *args, **kwargs)
 
         with self.translate_errors():
