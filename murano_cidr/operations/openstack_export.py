@@ -65,6 +65,20 @@ def _first(record, *keys):
     return None
 
 
+def _read_listing(path, key, command):
+    """Return the JSON list a client command printed, or the API's ``key``.
+
+    :raises murano_cidr.exceptions.InvalidInputFile: if it is not a list.
+    """
+    data = files.parse_json(path, files.read_text(path))
+    if isinstance(data, dict) and key in data:
+        data = data[key]
+    if not isinstance(data, list):
+        raise exceptions.InvalidInputFile(
+            path=path, reason="expected the JSON list of '%s'" % command)
+    return data
+
+
 def read_subnets(path):
     """Read ``openstack subnet list -f json`` (or the API's subnets).
 
@@ -72,13 +86,7 @@ def read_subnets(path):
     :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
         such a listing.
     """
-    data = files.parse_json(path, files.read_text(path))
-    if isinstance(data, dict) and "subnets" in data:
-        data = data["subnets"]
-    if not isinstance(data, list):
-        raise exceptions.InvalidInputFile(
-            path=path, reason="expected the JSON list of "
-            "'openstack subnet list -f json'")
+    data = _read_listing(path, "subnets", "openstack subnet list -f json")
     subnets = {}
     for number, item in enumerate(data, 1):
         if not isinstance(item, dict):
@@ -114,13 +122,8 @@ def read_router_ports(path):
     :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
         such a listing.
     """
-    data = files.parse_json(path, files.read_text(path))
-    if isinstance(data, dict) and "ports" in data:
-        data = data["ports"]
-    if not isinstance(data, list):
-        raise exceptions.InvalidInputFile(
-            path=path, reason="expected the JSON list of "
-            "'openstack port list --router <id> -f json'")
+    data = _read_listing(path, "ports",
+                         "openstack port list --router <id> -f json")
     subnet_ids = []
     for number, port in enumerate(data, 1):
         if not isinstance(port, dict):
