@@ -126,6 +126,13 @@ class SimulationError(MuranoCidrException):
     message = _("The simulation failed: %(reason)s")
 
 
+class MissingExtra(MuranoCidrException):
+    """A tool needs a library that only one of the extras installs."""
+
+    message = _("%(command)s needs %(module)s, which is not installed; run "
+                "'pip install murano-cidr[%(extra)s]'")
+
+
 class DatabaseUnavailable(BackendUnavailable):
     """The allocation database cannot be reached or keeps failing."""
 

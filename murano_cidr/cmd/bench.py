@@ -17,12 +17,15 @@ Example, the short run of ``tox -e bench``::
     murano-cidr bench --workers 2 --allocations 50 --samples 20
 """
 
-from murano_cidr.bench import backends
-from murano_cidr.bench import report
-from murano_cidr.bench import runner
 from murano_cidr.cmd import common
 from murano_cidr.cmd import simulate
-from murano_cidr.simulate import report as progress_report
+from murano_cidr import tools
+from murano_cidr.tools.bench import backends
+from murano_cidr.tools.bench import report
+from murano_cidr.tools.bench import runner
+from murano_cidr.tools import progress
+
+PROG = "murano-cidr bench"
 
 
 def register(subparsers):
@@ -70,9 +73,12 @@ def do_bench(conf):
         repeat=args.repeat, mysql_url=args.mysql_url,
         postgresql_url=args.postgresql_url, redis_url=args.redis_url)
     settings.validate()
+    if progress.wanted(args.quiet):
+        tools.require(PROG, "bench", "tqdm")
     simulate.quiet_library_logs(conf)
-    with progress_report.progress(settings.steps, quiet=args.quiet,
-                                  description="steps") as step:
+    with progress.progress(settings.steps, quiet=args.quiet,
+                           description="steps") as step:
+        step.started()
         doc = runner.run(settings, progress=step)
     print(report.render(doc, args.format))
     return common.EXIT_OK

@@ -99,13 +99,14 @@ def exit_code_for(error):
 
     :param error: the exception a command raised.
     :returns: :data:`EXIT_USAGE` for a setup error (bad usage or
-        configuration, a missing driver, an unsynced database),
+        configuration, a missing driver or extra, an unsynced database),
         :data:`EXIT_UNAVAILABLE` for an unreachable service,
         :data:`EXIT_FAILED` otherwise.
     """
     if isinstance(error, (exceptions.InvalidConfig, exceptions.InvalidArgument,
                           exceptions.DriverNotFound,
-                          exceptions.DatabaseNotSynced, cfg.Error)):
+                          exceptions.DatabaseNotSynced,
+                          exceptions.MissingExtra, cfg.Error)):
         return EXIT_USAGE
     if isinstance(error, exceptions.BackendUnavailable):
         return EXIT_UNAVAILABLE

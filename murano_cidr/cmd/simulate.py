@@ -27,8 +27,14 @@ from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr import exceptions
 from murano_cidr import opts
-from murano_cidr.simulate import report
-from murano_cidr.simulate import runner
+from murano_cidr import tools
+from murano_cidr.tools import progress
+from murano_cidr.tools.simulate import model
+from murano_cidr.tools.simulate import plot
+from murano_cidr.tools.simulate import report
+from murano_cidr.tools.simulate import runner
+
+PROG = "murano-cidr simulate"
 
 
 def int_list(value):
@@ -86,7 +92,8 @@ def check_plot_path(path):
 def first_failure(results):
     """Return the first result with failed trials, or None.
 
-    :param results: a list of :class:`~murano_cidr.simulate.runner.Result`.
+    :param results: a list of
+        :class:`~murano_cidr.tools.simulate.model.Result`.
     """
     return next((r for r in results if r.errors), None)
 
@@ -144,7 +151,7 @@ def build_spec(conf):
 
     :param conf: the parsed configuration, with ``conf.command`` holding the
         command's arguments.
-    :returns: a :class:`~murano_cidr.simulate.runner.Spec`.
+    :returns: a :class:`~murano_cidr.tools.simulate.model.Spec`.
     """
     args = conf.command
     opts.register_opts(conf)
@@ -168,9 +175,9 @@ def build_spec(conf):
         extra["cidr_allocator_database"] = {"connection": args.db_connection}
     if args.coordination_url:
         extra[opts.GROUP] = {"coordination_url": args.coordination_url}
-    return runner.Spec(drivers=args.drivers or allocator.installed_drivers(),
-                       ks=args.ks, trials=args.trials, pool=pool,
-                       existing=args.existing, seed=args.seed, config=extra)
+    return model.Spec(drivers=args.drivers or allocator.installed_drivers(),
+                      ks=args.ks, trials=args.trials, pool=pool,
+                      existing=args.existing, seed=args.seed, config=extra)
 
 
 def do_simulate(conf):
@@ -181,19 +188,21 @@ def do_simulate(conf):
     args = conf.command
     quiet_library_logs(conf)
     spec = build_spec(conf)
+    # Fail before the run, not after it.
+    if progress.wanted(args.quiet):
+        tools.require(PROG, "simulate", "tqdm")
     if args.plot:
-        # Fail before the run, not after it.
         check_plot_path(args.plot)
-        report.pyplot()
+        plot.pyplot()
     sim = runner.Runner(spec)
     sim.validate()
     total = len(spec.drivers) * len(spec.ks) * spec.trials
-    with report.progress(total, quiet=args.quiet) as step:
+    with progress.progress(total, quiet=args.quiet) as step:
         sim.progress = step
         results = sim.run()
     print(report.render(results, args.format, spec))
     if args.plot:
-        report.plot(results, args.plot)
+        plot.plot(results, args.plot)
         print("plot written to %s" % args.plot, file=sys.stderr)
     failed = first_failure(results)
     if failed is not None:

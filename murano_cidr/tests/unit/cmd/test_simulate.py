@@ -19,8 +19,9 @@ import fixtures
 
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import simulate
-from murano_cidr.simulate import runner
 from murano_cidr.tests import base
+from murano_cidr.tools.simulate import model
+from murano_cidr.tools.simulate import runner
 
 
 class TestSimulateCommand(base.TestCase):
@@ -35,17 +36,17 @@ class TestSimulateCommand(base.TestCase):
 
     def test_success(self):
         code, out, err, run = self.simulate([
-            runner.Result("legacy", 2, 5, 256, 0, collided=1),
-            runner.Result("lock", 2, 5, 256, 0)])
+            model.Result("legacy", 2, 5, 256, 0, collided=1),
+            model.Result("lock", 2, 5, 256, 0)])
         self.assertEqual((0, ""), (code, err))
         run.assert_called_once_with()
         self.assertIn("20.0%", out)
 
     def test_failed_trials_exit_1_naming_driver_and_error(self):
         code, out, err, _run = self.simulate([
-            runner.Result("legacy", 2, 5, 256, 0, collided=1),
-            runner.Result("lock", 2, 5, 256, 0, errors=5,
-                          first_error="LockUnavailable: refused")])
+            model.Result("legacy", 2, 5, 256, 0, collided=1),
+            model.Result("lock", 2, 5, 256, 0, errors=5,
+                         first_error="LockUnavailable: refused")])
         self.assertEqual(1, code)
         self.assertEqual(
             ["murano-cidr: error: driver lock failed in 5 of 5 trial(s) "

@@ -14,7 +14,7 @@
 
 Throughput: W worker processes each deploy N environments under one router
 (one scope), as engines would: allocate with ``taken`` read from a model
-router (:mod:`murano_cidr.simulate.router`), plug the subnet into it,
+router (:mod:`murano_cidr.tools.simulate.router`), plug the subnet into it,
 confirm. Latency is the time of ``allocate`` plus ``confirm``; throughput
 is all allocations over the wall time of the whole run, plugging included.
 Collisions are counted after the run, over every CIDR handed out.
@@ -37,13 +37,13 @@ import uuid
 from oslo_log import log as logging
 
 from murano_cidr import allocator
-from murano_cidr.bench import poolmath
-from murano_cidr.bench import timing
 from murano_cidr import confutils
 from murano_cidr.drivers import base
 from murano_cidr import exceptions
-from murano_cidr.simulate import router as router_mod
 from murano_cidr import taken as taken_mod
+from murano_cidr.tools.bench import poolmath
+from murano_cidr.tools.bench import timing
+from murano_cidr.tools.simulate import router as router_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -243,7 +243,7 @@ def db_targets(result):
     """Return the db driver's targets for one measured backend.
 
     :param result: a :class:`DriverResult` of a ``db`` backend.
-    :returns: a list of :class:`murano_cidr.bench.poolmath.Target`; empty
+    :returns: a list of :class:`murano_cidr.tools.bench.poolmath.Target`; empty
         for other drivers or a skipped backend.
     """
     fill = result.fill

@@ -10,40 +10,31 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Simulation results as a table, JSON, CSV and a plot."""
+"""Simulation results as a table, JSON and CSV."""
 
 import csv
 import io
 import json
-import os
-from unittest import mock
 
-from murano_cidr import exceptions
-from murano_cidr.simulate import report
-from murano_cidr.simulate import runner
 from murano_cidr.tests import base
+from murano_cidr.tools.simulate import model
+from murano_cidr.tools.simulate import report
 
 
-def _results():
+def results():
     return [
-        runner.Result("legacy", 2, 2000, 32, 0, collided=62, refused=62),
-        runner.Result("legacy", 10, 2000, 32, 0, collided=1584,
-                      refused=4000),
-        runner.Result("db", 10, 100, 32, 16, errors=1,
-                      first_error="PoolExhausted: no free /24"),
+        model.Result("legacy", 2, 2000, 32, 0, collided=62, refused=62),
+        model.Result("legacy", 10, 2000, 32, 0, collided=1584,
+                     refused=4000),
+        model.Result("db", 10, 100, 32, 16, errors=1,
+                     first_error="PoolExhausted: no free /24"),
     ]
-
-
-class _Tty(io.StringIO):
-
-    def isatty(self):
-        return True
 
 
 class TestReport(base.TestCase):
 
     def test_table(self):
-        text = report.table(_results())
+        text = report.table(results())
         lines = text.splitlines()
         self.assertIn("P(COLLISION)", lines[0])
         self.assertIn("BIRTHDAY BOUND", lines[0])
@@ -57,8 +48,8 @@ class TestReport(base.TestCase):
                       "PoolExhausted", text)
 
     def test_table_without_completed_trials(self):
-        failed = runner.Result("lock", 2, 5, 32, 0, errors=5,
-                               first_error="LockUnavailable: down")
+        failed = model.Result("lock", 2, 5, 32, 0, errors=5,
+                              first_error="LockUnavailable: down")
         row = report.table([failed]).splitlines()[1].split()
         self.assertEqual(["lock", "2", "5", "32/32", "0", "n/a", "n/a",
                           "3.1%", "5"], row)
@@ -67,17 +58,10 @@ class TestReport(base.TestCase):
                          (doc["completed"], doc["probability"],
                           doc["ci95_low"]))
 
-    def test_plot_skips_rows_without_completed_trials(self):
-        path = os.path.join(self.state_path, "p.png")
-        report.plot(_results() + [runner.Result("lock", 2, 5, 32, 0,
-                                                errors=5)], path)
-        with open(path, "rb") as f:
-            self.assertEqual(b"\x89PNG", f.read(4))
-
     def test_json(self):
-        spec = runner.Spec(drivers=["legacy"], ks=[2, 10], trials=2000,
-                           pool={"max_environments": 20}, seed=7)
-        doc = json.loads(report.render(_results(), "json", spec))
+        spec = model.Spec(drivers=["legacy"], ks=[2, 10], trials=2000,
+                          pool={"max_environments": 20}, seed=7)
+        doc = json.loads(report.render(results(), "json", spec))
         first = doc["results"][0]
         self.assertEqual("legacy", first["driver"])
         self.assertEqual(62, first["collided"])
@@ -89,36 +73,8 @@ class TestReport(base.TestCase):
 
     def test_csv(self):
         rows = list(csv.DictReader(io.StringIO(
-            report.render(_results(), "csv"))))
+            report.render(results(), "csv"))))
         self.assertEqual(3, len(rows))
         self.assertEqual(list(report.CSV_FIELDS), list(rows[0]))
         self.assertEqual("1584", rows[1]["collided"])
         self.assertEqual("16", rows[2]["free"])
-
-    def test_plot_writes_a_png(self):
-        path = os.path.join(self.state_path, "p.png")
-        report.plot(_results(), path)
-        with open(path, "rb") as f:
-            self.assertEqual(b"\x89PNG", f.read(4))
-
-    def test_plot_without_matplotlib(self):
-        with mock.patch.dict("sys.modules", {"matplotlib": None}):
-            e = self.assertRaises(exceptions.NotSupported, report.pyplot)
-        self.assertIn("pip install murano-cidr[simulate]", str(e))
-
-    def test_progress_off_when_not_a_terminal(self):
-        stream = io.StringIO()
-        with report.progress(10, stream=stream) as step:
-            step()
-            self.assertIsNone(step._bar)
-        self.assertEqual("", stream.getvalue())
-
-    def test_progress_off_when_quiet(self):
-        with report.progress(10, quiet=True, stream=_Tty()) as step:
-            self.assertIsNone(step._bar)
-
-    def test_progress_on_a_terminal(self):
-        with report.progress(10, stream=_Tty()) as step:
-            self.assertIsNotNone(step._bar)
-            step()
-            self.assertEqual(1, step._bar.n)

@@ -41,7 +41,6 @@ import queue
 import random
 import shutil
 import tempfile
-import typing
 import uuid
 
 from oslo_log import log as logging
@@ -51,14 +50,12 @@ from murano_cidr import confutils
 from murano_cidr.drivers import base
 from murano_cidr import exceptions
 from murano_cidr import opts
-from murano_cidr.simulate import router as router_mod
-from murano_cidr.simulate import stats
+from murano_cidr.tools import progress as progress_mod
+from murano_cidr.tools.simulate import engine
+from murano_cidr.tools.simulate import model
+from murano_cidr.tools.simulate import router as router_mod
 
 LOG = logging.getLogger(__name__)
-
-#: Seconds an engine waits at the barrier, or the runner for an engine,
-#: before the run is declared stuck.
-STEP_TIMEOUT = 120.0
 
 #: The most concurrent engines a run may start: each is a process holding
 #: a driver, and far more than any Murano deployment runs at once.
@@ -68,117 +65,13 @@ MAX_CONCURRENCY = 64
 POOL_OPTIONS = ("env_ip_template", "max_environments", "max_hosts",
                 "pool_cidrs", "subnet_prefixlen")
 
-OK = "ok"
-COLLISION = "collision"
-ERROR = "error"
-
-
-@dataclasses.dataclass
-class Spec(object):
-    """What to simulate.
-
-    :ivar drivers: driver names, in output order.
-    :ivar ks: the numbers of concurrent engines to try.
-    :ivar trials: trials per driver and K.
-    :ivar pool: ``[cidr_allocator]`` pool options (see :data:`POOL_OPTIONS`);
-        options left out keep their defaults.
-    :ivar existing: networks already on the router before each trial.
-    :ivar seed: seeds the existing networks, owner and router ids and the
-        workers' hash salts; the ``random`` driver draws from the operating
-        system and is never reproducible.
-    :ivar config: extra configuration, ``{group: {option: value}}``, given
-        to every driver (database URL, coordination URL...).
-    """
-
-    drivers: typing.List[str]
-    ks: typing.List[int]
-    trials: int
-    pool: typing.Dict[str, typing.Any] = dataclasses.field(
-        default_factory=dict)
-    existing: int = 0
-    seed: typing.Optional[int] = None
-    config: typing.Dict[str, typing.Dict[str, typing.Any]] = (
-        dataclasses.field(default_factory=dict))
-
-
-@dataclasses.dataclass
-class Result(object):
-    """What one driver did at one K.
-
-    A trial in which an engine failed says nothing about collisions (the
-    failed engine never plugged its subnet in), so it is counted in
-    :attr:`errors` only and left out of :attr:`probability`.
-
-    :ivar trials: trials run, failed ones included.
-    :ivar collided: completed trials in which at least one subnet was
-        refused.
-    :ivar refused: subnets refused by the router, over completed trials.
-    :ivar errors: trials in which an engine raised instead of allocating,
-        plugging or confirming.
-    :ivar first_error: the first such error's message.
-    """
-
-    driver: str
-    k: int
-    trials: int
-    pool_size: int
-    existing: int
-    collided: int = 0
-    refused: int = 0
-    errors: int = 0
-    first_error: typing.Optional[str] = None
-
-    @property
-    def free(self):
-        """Free slots each engine chooses from."""
-        return self.pool_size - self.existing
-
-    @property
-    def completed(self):
-        """Trials that ran to the end, the ones collisions are counted in."""
-        return self.trials - self.errors
-
-    @property
-    def probability(self):
-        """The measured collision probability, None if no trial completed."""
-        if not self.completed:
-            return None
-        return self.collided / self.completed
-
-    @property
-    def interval(self):
-        """The 95 % Wilson interval of :attr:`probability`.
-
-        ``(None, None)`` if no trial completed.
-        """
-        if not self.completed:
-            return (None, None)
-        return stats.wilson_interval(self.collided, self.completed)
-
-    @property
-    def birthday(self):
-        """The birthday bound for uniform picks among the free slots."""
-        return stats.birthday_bound(self.k, self.free)
-
-    def to_dict(self):
-        """Return the result, with the derived figures, for JSON/CSV."""
-        low, high = self.interval
-        return {"driver": self.driver, "k": self.k, "trials": self.trials,
-                "completed": self.completed, "pool_size": self.pool_size,
-                "existing": self.existing, "free": self.free,
-                "collided": self.collided,
-                "refused": self.refused, "errors": self.errors,
-                "probability": self.probability, "ci95_low": low,
-                "ci95_high": high, "birthday_bound": self.birthday,
-                "first_error": self.first_error}
-
 
 def write_config(path, driver, spec, state_path):
     """Write the configuration file one driver's engines load.
 
     :param path: the file to write.
     :param driver: the driver name.
-    :param spec: the :class:`Spec`.
+    :param spec: the :class:`~murano_cidr.tools.simulate.model.Spec`.
     :param state_path: the driver's private state directory.
     """
     groups = {opts.GROUP: {"driver": driver, "state_path": state_path}}
@@ -186,10 +79,6 @@ def write_config(path, driver, spec, state_path):
     for group, values in spec.config.items():
         groups.setdefault(group, {}).update(values)
     confutils.write(path, groups)
-
-
-#: Read a file written by :func:`write_config`.
-load_config = confutils.load
 
 
 def prepare_driver(name, conf):
@@ -207,81 +96,18 @@ def _owner(rng):
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-# -- the engines ------------------------------------------------------------
-
-def _engine_main(index, config_paths, barriers, tasks, results, router):
-    """Serve trials until told to stop (runs in a worker process)."""
-    drivers = {}
-    try:
-        while True:
-            task = tasks.get()
-            if task is None:
-                break
-            name, k, router_id, owner = task
-            if name not in drivers:
-                drivers[name] = allocator.get_allocator(
-                    load_config(config_paths[name]))
-            results.put((index,) + _deploy(drivers[name], barriers[k],
-                                           router, router_id, owner))
-    finally:
-        for driver in drivers.values():
-            with contextlib.suppress(Exception):
-                driver.close()
-        router.close()
-
-
-def _deploy(driver, barrier, router, router_id, owner):
-    """One engine deploying one environment; returns (outcome, detail)."""
-    cidr = error = None
-    try:
-        cidr = driver.allocate(owner, scope=router_id,
-                               taken=router.reader(router_id))
-    except Exception as e:
-        error = "%s: %s" % (type(e).__name__, e)
-    # NOTE: wait even after an error, or the other engines would hang.
-    barrier.wait(STEP_TIMEOUT)
-    if cidr is None:
-        return ERROR, error
-    outcome = OK
-    try:
-        router.add_interface(router_id, owner, cidr)
-        driver.confirm(owner)
-    except router_mod.RouterInterfaceConflict:
-        outcome = COLLISION
-    except Exception as e:
-        outcome, error = ERROR, "%s: %s" % (type(e).__name__, e)
-    with contextlib.suppress(exceptions.MuranoCidrException):
-        driver.release(owner)
-    return outcome, error or cidr
-
-
-@contextlib.contextmanager
-def _hash_seed(value):
-    """Set PYTHONHASHSEED for processes spawned inside the block."""
-    if value is None:
-        yield
-        return
-    old = os.environ.get("PYTHONHASHSEED")
-    os.environ["PYTHONHASHSEED"] = str(value)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["PYTHONHASHSEED"]
-        else:
-            os.environ["PYTHONHASHSEED"] = old
-
-
 class Runner(object):
-    """Run a :class:`Spec`: the workers, the router, the trials.
+    """Run a :class:`~murano_cidr.tools.simulate.model.Spec`.
 
     :param spec: what to simulate.
-    :param progress: called with no argument after each trial.
+    :param progress: a :class:`murano_cidr.tools.progress.Progress`, or
+        anything with a ``started()`` method (called once every engine is
+        up) that is called with no argument after each trial.
     """
 
     def __init__(self, spec, progress=None):
         self.spec = spec
-        self.progress = progress or (lambda: None)
+        self.progress = progress or progress_mod.Progress(0)
         self.rng = random.Random(spec.seed)
         self._workdir = None
         self._workers = []
@@ -329,7 +155,8 @@ class Runner(object):
     def run(self):
         """Run every trial.
 
-        :returns: a list of :class:`Result`, by driver then K.
+        :returns: a list of :class:`~murano_cidr.tools.simulate.model.Result`,
+            by driver then K.
         :raises murano_cidr.exceptions.SimulationError: if an engine dies
             or hangs.
         """
@@ -341,10 +168,12 @@ class Runner(object):
             router = router_mod.ModelRouter.create(
                 os.path.join(self._workdir, "router.sqlite"))
             self._start(config_paths, router)
+            self.progress.started()
             results = []
             for name in self.spec.drivers:
                 for k in self.spec.ks:
-                    result = Result(name, k, 0, size, self.spec.existing)
+                    result = model.Result(name, k, 0, size,
+                                          self.spec.existing)
                     for _ in range(self.spec.trials):
                         self._trial(result, pool, router)
                         self.progress()
@@ -360,7 +189,7 @@ class Runner(object):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "pool.conf")
             write_config(path, self.spec.drivers[0], self.spec, tmp)
-            return base.pools_from_conf(load_config(path))[4]
+            return base.pools_from_conf(confutils.load(path))[4]
 
     def _prepare_drivers(self):
         paths = {}
@@ -377,7 +206,7 @@ class Runner(object):
                                                            "db.sqlite"))
             path = os.path.join(self._workdir, name + ".conf")
             write_config(path, name, spec, state_path)
-            conf = load_config(path)
+            conf = confutils.load(path)
             prepare_driver(name, conf)
             # Build it once here, so a bad option fails before any worker.
             allocator.get_allocator(conf).close()
@@ -396,17 +225,21 @@ class Runner(object):
         for index in range(kmax):
             tasks = ctx.Queue()
             worker = ctx.Process(
-                target=_engine_main, name="engine-%d" % index,
+                target=engine.serve, name="engine-%d" % index,
                 args=(index, config_paths, barriers, tasks, self._results,
                       router),
                 daemon=True)
             seed = None
             if self.spec.seed is not None:
                 seed = (self.spec.seed * 7919 + index) % (2 ** 32 - 1)
-            with _hash_seed(seed):
+            with engine.hash_seed(seed):
                 worker.start()
             self._tasks.append(tasks)
             self._workers.append(worker)
+        # NOTE: wait until every engine has imported the library, so the
+        # first trial (and the progress bar's first rate) measures trials.
+        for _ in range(kmax):
+            self._collect()
 
     def _stop(self):
         for tasks in self._tasks:
@@ -432,7 +265,8 @@ class Runner(object):
         outcomes = [self._collect() for _ in range(k)]
         router.delete(router_id)
         result.trials += 1
-        errors = [detail for outcome, detail in outcomes if outcome == ERROR]
+        errors = [detail for outcome, detail in outcomes
+                  if outcome == engine.ERROR]
         if errors:
             # NOTE: not a "no collision": the failed engine never plugged a
             # subnet in, so the trial is left out of the probability.
@@ -442,7 +276,8 @@ class Runner(object):
                 LOG.debug("Driver %s failed at K=%d: %s", result.driver, k,
                           errors[0])
             return
-        refused = sum(1 for outcome, _ in outcomes if outcome == COLLISION)
+        refused = sum(1 for outcome, _ in outcomes
+                      if outcome == engine.COLLISION)
         result.refused += refused
         if refused:
             result.collided += 1
@@ -459,7 +294,7 @@ class Runner(object):
                 if dead:
                     raise exceptions.SimulationError(
                         reason="engine process %s died" % ", ".join(dead))
-                if waited > STEP_TIMEOUT * 2:
+                if waited > engine.STEP_TIMEOUT * 2:
                     raise exceptions.SimulationError(
                         reason="no engine answered for %d seconds" % waited)
 
@@ -471,8 +306,8 @@ def _has_option(spec, group, option):
 def run(spec, progress=None):
     """Run a simulation; see :class:`Runner`.
 
-    :param spec: a :class:`Spec`.
-    :param progress: called after each trial.
-    :returns: a list of :class:`Result`.
+    :param spec: a :class:`~murano_cidr.tools.simulate.model.Spec`.
+    :param progress: see :class:`Runner`.
+    :returns: a list of :class:`~murano_cidr.tools.simulate.model.Result`.
     """
     return Runner(spec, progress).run()

@@ -18,11 +18,14 @@ from unittest import mock
 
 import fixtures
 
+from murano_cidr import confutils
 from murano_cidr import exceptions
 from murano_cidr import opts
-from murano_cidr.simulate import runner
-from murano_cidr.simulate import stats
 from murano_cidr.tests import base
+from murano_cidr.tools.simulate import engine
+from murano_cidr.tools.simulate import model
+from murano_cidr.tools.simulate import runner
+from murano_cidr.tools.simulate import stats
 
 
 class TestSpecValidation(base.TestCase):
@@ -31,7 +34,7 @@ class TestSpecValidation(base.TestCase):
         spec = dict(drivers=["legacy"], ks=[2], trials=10,
                     pool={"max_environments": 20})
         spec.update(kwargs)
-        return runner.Runner(runner.Spec(**spec)).validate()
+        return runner.Runner(model.Spec(**spec)).validate()
 
     def test_returns_pool_size(self):
         self.assertEqual(32, self._validate())
@@ -75,14 +78,14 @@ class TestConfigFile(base.TestCase):
 
     def test_round_trip(self):
         path = os.path.join(self.state_path, "db.conf")
-        spec = runner.Spec(
+        spec = model.Spec(
             drivers=["db"], ks=[2], trials=1,
             pool={"pool_cidrs": ["10.0.0.0/20", "10.1.0.0/20"],
                   "subnet_prefixlen": 24, "max_hosts": None},
             config={"cidr_allocator_database": {"connection": "sqlite://"},
                     opts.GROUP: {"coordination_url": "redis://h:1"}})
         runner.write_config(path, "db", spec, "/tmp/state")
-        conf = runner.load_config(path)
+        conf = confutils.load(path)
         group = conf[opts.GROUP]
         self.assertEqual("db", group.driver)
         self.assertEqual(["10.0.0.0/20", "10.1.0.0/20"], group.pool_cidrs)
@@ -99,7 +102,7 @@ class TestConfigFile(base.TestCase):
 class TestResult(base.TestCase):
 
     def test_figures(self):
-        r = runner.Result("legacy", 10, 200, 32, 16, collided=190)
+        r = model.Result("legacy", 10, 200, 32, 16, collided=190)
         self.assertEqual(16, r.free)
         self.assertAlmostEqual(0.95, r.probability)
         low, high = r.interval
@@ -107,14 +110,14 @@ class TestResult(base.TestCase):
         self.assertGreater(high, 0.95)
         # 1 - 16! / (6! * 16**10)
         self.assertAlmostEqual(0.973571, r.birthday, places=6)
-        self.assertIsNone(runner.Result("db", 2, 0, 32, 0).probability)
+        self.assertIsNone(model.Result("db", 2, 0, 32, 0).probability)
 
     def test_failed_trials_are_left_out_of_the_probability(self):
-        r = runner.Result("lock", 2, 10, 32, 0, collided=2, errors=6)
+        r = model.Result("lock", 2, 10, 32, 0, collided=2, errors=6)
         self.assertEqual(4, r.completed)
         self.assertAlmostEqual(0.5, r.probability)
         self.assertEqual(stats.wilson_interval(2, 4), r.interval)
-        failed = runner.Result("lock", 2, 5, 32, 0, errors=5)
+        failed = model.Result("lock", 2, 5, 32, 0, errors=5)
         self.assertIsNone(failed.probability)
         self.assertEqual((None, None), failed.interval)
         self.assertEqual(0, failed.to_dict()["completed"])
@@ -124,23 +127,23 @@ class TestTrial(base.TestCase):
     """One trial's bookkeeping, with the engines' answers scripted."""
 
     def _run_trials(self, *trials):
-        sim = runner.Runner(runner.Spec(drivers=["lock"], ks=[2],
-                                        trials=len(trials)))
+        sim = runner.Runner(model.Spec(drivers=["lock"], ks=[2],
+                                       trials=len(trials)))
         sim._tasks = [mock.Mock(), mock.Mock()]
         answers = [outcome for trial in trials for outcome in trial]
         self.useFixture(fixtures.MockPatchObject(sim, "_collect",
                                                  side_effect=answers))
-        result = runner.Result("lock", 2, 0, 32, 0)
+        result = model.Result("lock", 2, 0, 32, 0)
         for _ in trials:
             sim._trial(result, pool=None, router=mock.Mock())
         return result
 
     def test_failed_trial_is_an_error_not_a_success(self):
         result = self._run_trials(
-            [(runner.ERROR, "LockUnavailable: down"),
-             (runner.ERROR, "LockUnavailable: down")],
-            [(runner.OK, "10.0.0.0/24"), (runner.COLLISION, None)],
-            [(runner.OK, "10.0.0.0/24"), (runner.OK, "10.0.1.0/24")])
+            [(engine.ERROR, "LockUnavailable: down"),
+             (engine.ERROR, "LockUnavailable: down")],
+            [(engine.OK, "10.0.0.0/24"), (engine.COLLISION, None)],
+            [(engine.OK, "10.0.0.0/24"), (engine.OK, "10.0.1.0/24")])
         self.assertEqual((3, 1, 2, 1, 1),
                          (result.trials, result.errors, result.completed,
                           result.collided, result.refused))
@@ -148,7 +151,7 @@ class TestTrial(base.TestCase):
         self.assertEqual("LockUnavailable: down", result.first_error)
 
     def test_dead_engine_is_a_simulation_error(self):
-        sim = runner.Runner(runner.Spec(drivers=["lock"], ks=[2], trials=1))
+        sim = runner.Runner(model.Spec(drivers=["lock"], ks=[2], trials=1))
         sim._results = mock.Mock(**{"get.side_effect": queue.Empty})
         sim._workers = [mock.Mock(is_alive=lambda: True),
                         mock.Mock(is_alive=lambda: False)]
@@ -159,7 +162,7 @@ class TestTrial(base.TestCase):
 
     def test_collision_beside_an_error_is_not_counted(self):
         result = self._run_trials(
-            [(runner.COLLISION, None), (runner.ERROR, "Boom: x")])
+            [(engine.COLLISION, None), (engine.ERROR, "Boom: x")])
         self.assertEqual((1, 1, 0, 0), (result.trials, result.errors,
                                         result.collided, result.refused))
         self.assertIsNone(result.probability)

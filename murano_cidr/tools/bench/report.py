@@ -32,7 +32,7 @@ def _align(rows):
 
 
 def table(doc):
-    """Return the results of :func:`murano_cidr.bench.runner.run` as text.
+    """Return the results of :func:`~murano_cidr.tools.bench.runner.run`.
 
     :param doc: the dictionary returned by the runner.
     :returns: aligned tables: drivers, fill cost, pool math, targets.

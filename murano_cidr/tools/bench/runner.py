@@ -22,12 +22,12 @@ import typing
 from oslo_log import log as logging
 
 from murano_cidr import allocator
-from murano_cidr.bench import backends as backends_mod
-from murano_cidr.bench import drivers
-from murano_cidr.bench import poolmath
 from murano_cidr import confutils
 from murano_cidr import exceptions
 from murano_cidr import opts
+from murano_cidr.tools.bench import backends as backends_mod
+from murano_cidr.tools.bench import drivers
+from murano_cidr.tools.bench import poolmath
 
 LOG = logging.getLogger(__name__)
 

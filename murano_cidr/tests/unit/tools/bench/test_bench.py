@@ -14,12 +14,12 @@
 
 import json
 
-from murano_cidr.bench import backends
-from murano_cidr.bench import drivers
-from murano_cidr.bench import report
-from murano_cidr.bench import runner
 from murano_cidr import exceptions
 from murano_cidr.tests import base
+from murano_cidr.tools.bench import backends
+from murano_cidr.tools.bench import drivers
+from murano_cidr.tools.bench import report
+from murano_cidr.tools.bench import runner
 
 
 class TestCountCollisions(base.TestCase):

@@ -30,8 +30,8 @@ from oslo_db.sqlalchemy import engines
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from murano_cidr.bench import timing
 from murano_cidr import opts
+from murano_cidr.tools.bench import timing
 
 LOG = logging.getLogger(__name__)
 
