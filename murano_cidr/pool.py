@@ -129,10 +129,10 @@ class Pool(object):
         try:
             address = netaddr.IPAddress(env_ip_template.strip(),
                                         flags=netaddr.INET_PTON)
-        except (netaddr.AddrFormatError, ValueError) as e:
+        except (netaddr.AddrFormatError, ValueError):
             raise exceptions.InvalidConfig(
                 option="env_ip_template",
-                reason="%r is not an IP address (%s)" % (env_ip_template, e))
+                reason="%r is not an IP address" % (env_ip_template,))
         if address.version != 4:
             raise exceptions.InvalidConfig(
                 option="env_ip_template",
@@ -178,10 +178,10 @@ class Pool(object):
                     net = value
                 else:
                     net = netaddr.IPNetwork(str(value).strip())
-            except (netaddr.AddrFormatError, ValueError, TypeError) as e:
+            except (netaddr.AddrFormatError, ValueError, TypeError):
                 raise exceptions.InvalidConfig(
                     option=cidrs_option,
-                    reason="%r is not a CIDR (%s)" % (value, e))
+                    reason="%r is not a CIDR" % (value,))
             if net.ip != net.network:
                 raise exceptions.InvalidConfig(
                     option=cidrs_option,

@@ -25,6 +25,9 @@ import netaddr
 
 from murano_cidr import exceptions
 
+#: Why a string that netaddr refuses is not a CIDR.
+NOT_A_CIDR = "not an IPv4 or IPv6 network in CIDR notation"
+
 
 def parse_cidr(value, name="taken"):
     """Parse one CIDR given as a string or a :class:`netaddr.IPNetwork`.
@@ -46,8 +49,11 @@ def parse_cidr(value, name="taken"):
             % type(value).__name__)
     try:
         return netaddr.IPNetwork(value.strip())
-    except (netaddr.AddrFormatError, ValueError, TypeError) as e:
-        raise exceptions.InvalidCidr(value=value, name=name, reason=str(e))
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        # NOTE: netaddr's message repeats the value raw (newlines, terminal
+        # escapes and all); the message shows it escaped, as owners are.
+        raise exceptions.InvalidCidr(value=value, name=name,
+                                     reason=NOT_A_CIDR)
 
 
 #: How many parsed CIDR strings are kept. An engine reads the same router's

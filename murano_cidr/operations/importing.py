@@ -141,8 +141,8 @@ def _allocation(record, pools):
         return None, "%r is not a CIDR: it has no prefix length" % value
     try:
         net = netaddr.IPNetwork(value.strip())
-    except (netaddr.AddrFormatError, ValueError, TypeError) as e:
-        return None, "%r is not a CIDR (%s)" % (value, e)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None, "%r is not a CIDR" % (value,)
     if net.ip != net.network:
         return None, ("%s has host bits set; did you mean %s?"
                       % (value.strip(), net.cidr))

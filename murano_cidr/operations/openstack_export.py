@@ -165,9 +165,9 @@ def convert(subnets_path, ports_dir, pools):
             network_id, cidr = subnets[subnet_id]
             try:
                 net = netaddr.IPNetwork(cidr)
-            except (netaddr.AddrFormatError, ValueError) as e:
+            except (netaddr.AddrFormatError, ValueError, TypeError):
                 result.skipped.append((router, subnet_id,
-                                       "bad CIDR %r: %s" % (cidr, e)))
+                                       "bad CIDR %r" % (cidr,)))
                 continue
             pool = pools.get(net.version)
             if pool is None or not pool.contains(net):

@@ -1,0 +1,87 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Text from callers and files reaches messages and logs escaped.
+
+A CIDR read from ``taken``, an import file or Neutron's listings may hold
+newlines and terminal escapes; an error quoting it must not let them forge
+log lines or repaint an operator's terminal.
+"""
+
+import json
+import os
+
+from murano_cidr.drivers import base as driver_base
+from murano_cidr import exceptions
+from murano_cidr.operations import importing
+from murano_cidr.operations import openstack_export
+from murano_cidr import pool
+from murano_cidr import taken
+from murano_cidr.tests import base
+
+#: A value that would forge a log line and turn a terminal red.
+HOSTILE = "10.0.0.0/24\n2026-12-01 ERROR forged line \x1b[31m"
+
+
+class TestEscaped(base.TestCase):
+
+    def assertEscaped(self, text):
+        self.assertTrue(text.isprintable(), repr(text))
+        self.assertIn("\\n", text)
+        self.assertIn("\\x1b", text)
+
+    def test_invalid_cidr_in_taken(self):
+        e = self.assertRaises(exceptions.InvalidCidr, taken.parse_cidr,
+                              HOSTILE)
+        self.assertEscaped(str(e))
+        e = self.assertRaises(exceptions.InvalidCidr,
+                              taken.TakenSet.from_taken, [HOSTILE], 4)
+        self.assertEscaped(str(e))
+
+    def test_invalid_cidr_given_to_a_pool(self):
+        p = pool.Pool.from_cidrs(["10.0.0.0/16"], 24)
+        e = self.assertRaises(exceptions.InvalidCidr, p.contains, HOSTILE)
+        self.assertEscaped(str(e))
+
+    def test_invalid_pool_option(self):
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_cidrs, [HOSTILE], 24)
+        self.assertEscaped(str(e))
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              pool.Pool.from_murano, HOSTILE)
+        self.assertEscaped(str(e))
+
+    def test_import_file_row(self):
+        path = os.path.join(self.state_path, "import.json")
+        with open(path, "w") as f:
+            json.dump([{"owner": "net-1", "cidr": HOSTILE}], f)
+        pools = driver_base.pools_from_conf(self.conf)
+        rows = importing.read_file(path, pools)
+        self.assertEqual(importing.INVALID, rows[0].status)
+        self.assertEscaped(rows[0].reason)
+
+    def test_openstack_listing(self):
+        directory = self.state_path
+        subnets = os.path.join(directory, "subnets.json")
+        with open(subnets, "w") as f:
+            json.dump([{"ID": "s-1", "Network": "net-1", "Subnet": HOSTILE}],
+                      f)
+        ports = os.path.join(directory, "ports")
+        os.mkdir(ports)
+        with open(os.path.join(ports, "router-1.json"), "w") as f:
+            json.dump([{"Fixed IP Addresses": [
+                {"subnet_id": "s-1", "ip_address": "10.0.0.1"}]}], f)
+        pools = driver_base.pools_from_conf(self.conf)
+        result = openstack_export.convert(subnets, ports, pools)
+        reasons = [reason for _router, _subnet, reason in result.skipped]
+        self.assertEqual(1, len(reasons), reasons)
+        self.assertEscaped(reasons[0])
