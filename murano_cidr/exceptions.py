@@ -147,6 +147,34 @@ class DatabaseNotSynced(MuranoCidrException):
                 "--config-file <file> db sync' first")
 
 
+class UnknownRevision(DatabaseNotSynced):
+    """The database records a schema revision this code does not know."""
+
+    message = _("The allocation database %(url)s is at revision "
+                "%(revision)s, which this murano-cidr does not know (its "
+                "newest is %(head)s): a newer murano-cidr upgraded it. "
+                "Nothing was changed; upgrade murano-cidr on this host")
+
+
+class ForeignTables(InvalidConfig):
+    """Tables with the driver's names exist but are not the driver's."""
+
+    message = _("The allocation database %(url)s already has the tables "
+                "%(tables)s, but no murano-cidr schema revision is recorded "
+                "in %(version_table)s: they belong to another application "
+                "or to an interrupted 'db sync'. Nothing was changed; drop "
+                "or rename them, or set [%(group)s] %(option)s to another "
+                "database")
+
+    def __init__(self, message=None, url=None, tables=(),
+                 version_table=None, **kwargs):
+        kwargs.setdefault("group", "cidr_allocator_database")
+        kwargs.setdefault("option", "connection")
+        super().__init__(message, url=url,
+                         tables=", ".join(sorted(tables)),
+                         version_table=version_table, **kwargs)
+
+
 class LockUnavailable(BackendUnavailable):
     """The lock service cannot be reached, so nothing was allocated."""
 

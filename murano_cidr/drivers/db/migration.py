@@ -27,6 +27,7 @@ from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 from alembic import script as alembic_script
 from oslo_log import log as logging
+import sqlalchemy as sa
 
 from murano_cidr.drivers.db import api
 from murano_cidr import exceptions
@@ -124,13 +125,61 @@ def check_revision(current, url="the database"):
                 url, current, head)
 
 
+def check_known_revision(connection, url="the database"):
+    """Refuse to migrate a database whose revision this code does not know.
+
+    Alembic cannot find a path from a revision it does not know; this says
+    so in words an operator can act on, before anything is changed.
+
+    :param connection: an open SQLAlchemy connection.
+    :param url: the database, for the message.
+    :returns: the recorded revision, or None.
+    :raises murano_cidr.exceptions.UnknownRevision: if the recorded
+        revision is not one of this code's.
+    """
+    current = revision_of(connection)
+    if current is not None and current not in known_revisions():
+        raise exceptions.UnknownRevision(url=url, revision=current,
+                                         head=head_revision())
+    return current
+
+
+def check_upgradable(connection, url="the database"):
+    """Check, before anything is created, that an upgrade can run.
+
+    MySQL and MariaDB commit every ``CREATE TABLE`` at once, so a migration
+    that fails half-way leaves tables behind; what would make it fail is
+    checked first.
+
+    :param connection: an open SQLAlchemy connection.
+    :param url: the database, for the message.
+    :raises murano_cidr.exceptions.UnknownRevision: if the recorded
+        revision is not one of this code's.
+    :raises murano_cidr.exceptions.ForeignTables: if no revision is
+        recorded but tables named ``murano_cidr_*`` exist.
+    """
+    if check_known_revision(connection, url) is not None:
+        return
+    foreign = [name for name in sa.inspect(connection).get_table_names()
+               if name.startswith(TABLE_PREFIX) and name != VERSION_TABLE]
+    if foreign:
+        raise exceptions.ForeignTables(url=url, tables=foreign,
+                                       version_table=VERSION_TABLE)
+
+
 def upgrade_engine(engine, revision="head"):
     """Upgrade the driver's tables in the database of an engine.
 
     :param engine: an SQLAlchemy engine.
     :param revision: the target revision.
+    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+        a revision this code does not know.
+    :raises murano_cidr.exceptions.ForeignTables: if tables with the
+        driver's names exist without a recorded revision; nothing is
+        changed.
     """
     with engine.begin() as connection:
+        check_upgradable(connection, api.safe_url(engine.url))
         alembic_command.upgrade(alembic_configuration(connection), revision)
 
 
@@ -139,8 +188,11 @@ def stamp_engine(engine, revision):
 
     :param engine: an SQLAlchemy engine.
     :param revision: the revision to record (``head`` for the newest).
+    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+        a revision this code does not know.
     """
     with engine.begin() as connection:
+        check_known_revision(connection, api.safe_url(engine.url))
         alembic_command.stamp(alembic_configuration(connection), revision)
 
 
@@ -176,6 +228,10 @@ def upgrade(conf, revision="head"):
     :param revision: the target revision.
     :raises murano_cidr.exceptions.InvalidArgument: for an unknown
         revision.
+    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+        a revision this code does not know.
+    :raises murano_cidr.exceptions.ForeignTables: if tables with the
+        driver's names exist without a recorded revision.
     :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
         cannot be reached or the migration fails.
     """
@@ -191,6 +247,8 @@ def stamp(conf, revision):
     :param revision: a known revision, or ``head``.
     :raises murano_cidr.exceptions.InvalidArgument: for an unknown
         revision.
+    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+        a revision this code does not know.
     :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
         cannot be reached.
     """
