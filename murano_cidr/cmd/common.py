@@ -21,8 +21,10 @@ Exit codes:
 * ``3`` a database or lock service is unavailable.
 """
 
+import logging as std_logging
 import re
 import sys
+import traceback
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -36,10 +38,12 @@ EXIT_UNAVAILABLE = 3
 
 
 #: Libraries whose routine INFO lines would drown a command's output.
-#: oslo.db logs the traceback of the last error when its retries run out;
-#: the command prints that error on one line, and --debug shows it all.
+#: oslo.db logs the traceback of the last error when its retries run out,
+#: and of every database error its filters do not recognise; the command
+#: prints that error on one line, and --debug shows it all.
 QUIET_LIBRARIES = ["alembic=WARN", "stevedore=WARN", "tooz=WARN",
-                   "oslo_db.api=CRITICAL"]
+                   "oslo_db.api=CRITICAL",
+                   "oslo_db.sqlalchemy.exc_filters=CRITICAL"]
 
 
 #: oslo.config's text for a value of the wrong type; it names the option,
@@ -54,7 +58,8 @@ def register_logging(conf):
     """Register oslo.log's options with the defaults of a console script.
 
     Logs go to standard error, so standard output carries only results,
-    and chatty libraries log warnings only.
+    and chatty libraries log warnings only (:data:`QUIET_LIBRARIES`, set on
+    their loggers at once).
 
     :param conf: the script's :class:`oslo_config.cfg.ConfigOpts`.
     """
@@ -62,6 +67,12 @@ def register_logging(conf):
     conf.set_default("use_stderr", True)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + QUIET_LIBRARIES))
+    # NOTE: also before, or without, oslo.log's setup: errors raised while
+    # the configuration is read, and murano-cidr-status (which never sets
+    # oslo.log up), must not print the libraries' tracebacks either.
+    for pair in QUIET_LIBRARIES:
+        name, level = pair.split("=")
+        std_logging.getLogger(name).setLevel(level)
 
 
 def main(prog, command_opt, argv=None, register=None):
@@ -202,12 +213,45 @@ def run(prog, func, conf, debug=False):
             raise
         print("%s: error: %s" % (prog, one_line(e)), file=sys.stderr)
         return exit_code_for(e)
+    except UnicodeDecodeError as e:
+        if debug or _debug(conf):
+            raise
+        typed = undecodable_config_file(e)
+        if typed is None:
+            return _unexpected(prog, e)
+        print("%s: error: %s" % (prog, one_line(typed)), file=sys.stderr)
+        return exit_code_for(typed)
     except Exception as e:
         if debug or _debug(conf):
             raise
-        print("%s: unexpected error: %s: %s (run with --debug for details)"
-              % (prog, type(e).__name__, one_line(e)), file=sys.stderr)
-        return EXIT_FAILED
+        return _unexpected(prog, e)
+
+
+def _unexpected(prog, e):
+    print("%s: unexpected error: %s: %s (run with --debug for details)"
+          % (prog, type(e).__name__, one_line(e)), file=sys.stderr)
+    return EXIT_FAILED
+
+
+def undecodable_config_file(error):
+    """Name the configuration file a decoding error was raised reading.
+
+    oslo.config reads its files as text and lets a
+    :class:`UnicodeDecodeError` escape without saying which file it was.
+
+    :param error: a :class:`UnicodeDecodeError`.
+    :returns: a :class:`~murano_cidr.exceptions.InvalidInputFile` naming
+        the file, or None if ``error`` was not raised reading one.
+    """
+    for frame, _line in traceback.walk_tb(error.__traceback__):
+        parser = frame.f_locals.get("self")
+        if isinstance(parser, cfg.ConfigParser):
+            return exceptions.InvalidInputFile(
+                path=parser.filename,
+                reason="is not a configuration file: it is not %s text "
+                "(byte 0x%02x cannot be decoded)"
+                % (error.encoding, error.object[error.start]))
+    return None
 
 
 def _debug(conf):

@@ -84,10 +84,15 @@ def parse_json(path, text):
     """Parse JSON text.
 
     :raises murano_cidr.exceptions.InvalidInputFile: naming the line and
-        column of a syntax error.
+        column of a syntax error, or for arrays and objects nested too
+        deeply for Python's parser.
     """
     try:
         return json.loads(text)
+    except RecursionError:
+        raise exceptions.InvalidInputFile(
+            path=path, reason="nests arrays or objects too deeply to be "
+            "read; the files murano-cidr reads are flat lists")
     except ValueError as e:
         where = ""
         if isinstance(e, json.JSONDecodeError):

@@ -72,7 +72,13 @@ def parse_duration(text):
             reason="expected a number of seconds or a number with a unit: "
             "s, m, h, d or w (e.g. 24h)")
     seconds = int(match.group(1)) * _UNITS[(match.group(2) or "s").lower()]
-    return datetime.timedelta(seconds=seconds)
+    try:
+        return datetime.timedelta(seconds=seconds)
+    except OverflowError:
+        raise exceptions.InvalidArgument(
+            name="duration", value=text,
+            reason="is longer than the longest duration accepted, %dd"
+            % datetime.timedelta.max.days)
 
 
 def format_duration(delta):
