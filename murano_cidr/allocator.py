@@ -12,6 +12,9 @@
 
 """The one place an allocator driver is chosen and loaded."""
 
+import importlib
+import importlib.metadata
+
 from oslo_config import cfg
 from oslo_log import log as logging
 import stevedore
@@ -35,30 +38,81 @@ def installed_drivers():
     return sorted(manager.names())
 
 
+def driver_classes():
+    """Return the class of every installed driver that loads, by name.
+
+    A driver whose module cannot be imported (an optional library is
+    missing) is left out and logged; :func:`get_allocator` reports it when
+    it is the configured one.
+
+    :returns: a dictionary from entry point name to driver class, in name
+        order.
+    """
+    manager = stevedore.ExtensionManager(
+        NAMESPACE, invoke_on_load=False,
+        on_load_failure_callback=_log_failure)
+    return {ext.name: ext.plugin
+            for ext in sorted(manager, key=lambda ext: ext.name)}
+
+
+def _log_failure(manager, entrypoint, exception):
+    LOG.warning("Allocator driver %s cannot be loaded: %s", entrypoint.name,
+                exception)
+
+
 def _reraise(manager, entrypoint, exception):
     raise exception
 
 
-def get_allocator(conf=None):
-    """Build the allocator driver chosen by ``[cidr_allocator] driver``.
+def _extras_of(name):
+    """Return the extras a driver's package declares, without loading it.
 
-    The options are registered on ``conf`` first, and the driver validates
-    its configuration when it is built.
+    A driver's module may fail to import for want of an optional library,
+    so its class cannot say what to install; its package's ``__init__``
+    (which imports nothing optional) may, as ``EXTRAS``.
+    """
+    for entry_point in _entry_points():
+        if entry_point.name != name:
+            continue
+        parts = entry_point.value.split(":")[0].split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            try:
+                package = importlib.import_module(".".join(parts[:end]))
+            except ImportError:
+                continue
+            extras = getattr(package, "EXTRAS", None)
+            if extras is not None:
+                return tuple(extras)
+    return ()
+
+
+def _entry_points():
+    found = importlib.metadata.entry_points()
+    if hasattr(found, "select"):
+        return list(found.select(group=NAMESPACE))
+    # NOTE: Python < 3.10 returns a dictionary by group.
+    return list(found.get(NAMESPACE, ()))
+
+
+def driver_class(conf=None, name=None):
+    """Load the class of the configured driver, or of a named one.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
         :data:`oslo_config.cfg.CONF` if None.
-    :returns: an :class:`~murano_cidr.drivers.base.AllocatorDriver`.
+    :param name: a driver name; ``[cidr_allocator] driver`` if None.
+    :returns: a subclass of
+        :class:`~murano_cidr.drivers.base.AllocatorDriver`.
     :raises murano_cidr.exceptions.DriverNotFound: if no driver of that name
         is installed; the message lists those that are.
     :raises murano_cidr.exceptions.DriverLoadFailed: (a DriverNotFound) if
         it is installed but a module it imports is missing; the message
         names the module and the extras that install it.
-    :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
     """
-    if conf is None:
-        conf = cfg.CONF
-    opts.register_opts(conf)
-    name = conf[opts.GROUP].driver
+    if name is None:
+        if conf is None:
+            conf = cfg.CONF
+        opts.register_opts(conf)
+        name = conf[opts.GROUP].driver
     try:
         manager = stevedore.DriverManager(
             NAMESPACE, name, invoke_on_load=False,
@@ -69,7 +123,58 @@ def get_allocator(conf=None):
             name=name, available=", ".join(installed_drivers()) or "none")
     except ImportError as e:
         raise exceptions.DriverLoadFailed(
-            name=name, module=e.name or "?", reason=e) from e
-    driver = manager.driver(conf)
-    LOG.debug("Loaded CIDR allocator driver %s", name)
+            name=name, module=e.name or "?", reason=e,
+            extras=_extras_of(name)) from e
+    return manager.driver
+
+
+def get_allocator(conf=None, require=(), action=None):
+    """Build the allocator driver chosen by ``[cidr_allocator] driver``.
+
+    The options are registered on ``conf`` first, and the driver validates
+    its configuration when it is built. A command that needs a capability
+    says so with ``require``, and learns that the driver lacks it before
+    the driver is built.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
+        :data:`oslo_config.cfg.CONF` if None.
+    :param require: a
+        :class:`~murano_cidr.drivers.capabilities.Capability`, or an
+        iterable of them, that the caller needs.
+    :param action: what the caller is about to do, e.g. ``"list
+        allocations"``, for the message if a capability is missing.
+    :returns: an :class:`~murano_cidr.drivers.base.AllocatorDriver`.
+    :raises murano_cidr.exceptions.DriverNotFound: if no driver of that name
+        is installed; the message lists those that are.
+    :raises murano_cidr.exceptions.DriverLoadFailed: (a DriverNotFound) if
+        it is installed but a module it imports is missing; the message
+        names the module and the extras that install it.
+    :raises murano_cidr.exceptions.CapabilityMissing: if the driver lacks a
+        required capability; nothing is built.
+    :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
+    """
+    if conf is None:
+        conf = cfg.CONF
+    cls = driver_class(conf)
+    cls.require(require, action=action)
+    driver = cls(conf)
+    LOG.debug("Loaded CIDR allocator driver %s", cls.name)
     return driver
+
+
+def prepare(conf=None):
+    """Prepare the configured driver's store (``murano-cidr-manage``).
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
+        :data:`oslo_config.cfg.CONF` if None.
+    :raises murano_cidr.exceptions.DriverNotFound: if the driver is not
+        installed.
+    :raises murano_cidr.exceptions.MuranoCidrException: whatever the
+        driver's :meth:`~murano_cidr.drivers.hooks.DriverHooks.prepare`
+        raises.
+    """
+    if conf is None:
+        conf = cfg.CONF
+    cls = driver_class(conf)
+    cls.register_opts(conf)
+    cls.prepare(conf)

@@ -90,14 +90,10 @@ class DriverLoadFailed(DriverNotFound):
                 "loaded: module %(module)s is missing (%(reason)s); "
                 "%(advice)s")
 
-    #: The extras that install the client libraries of each driver's
-    #: backends (see setup.cfg).
-    EXTRAS = {"db": ("mysql", "postgresql"),
-              "lock": ("redis", "etcd", "zookeeper")}
-
     def __init__(self, message=None, name=None, module=None, reason=None,
-                 **kwargs):
-        extras = self.EXTRAS.get(name, ())
+                 extras=(), **kwargs):
+        # NOTE: extras are the driver's own (its package's EXTRAS), since
+        # the driver's class could not be loaded to ask it.
         if extras:
             advice = _("install it, or the extra of your backend: %s") % (
                 " or ".join("'pip install murano-cidr[%s]'" % extra
@@ -110,6 +106,12 @@ class DriverLoadFailed(DriverNotFound):
 
 class NotSupported(MuranoCidrException):
     """The driver cannot do what was asked, by design."""
+
+    message = _("The %(driver)s driver cannot %(action)s: %(reason)s")
+
+
+class CapabilityMissing(NotSupported):
+    """A command needs a capability the configured driver lacks."""
 
     message = _("The %(driver)s driver cannot %(action)s: %(reason)s")
 

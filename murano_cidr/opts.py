@@ -269,6 +269,22 @@ def register_opts(conf):
     conf.register_opts(database_opts, group=DATABASE_GROUP)
 
 
+def register_listed(conf, listed):
+    """Register options given as ``list_opts()`` returns them.
+
+    Safe to call more than once on the same configuration object.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param listed: ``(group, [options])`` pairs; a group is an
+        :class:`oslo_config.cfg.OptGroup` or its name.
+    """
+    for group, group_opts in listed:
+        if isinstance(group, cfg.OptGroup):
+            conf.register_group(_fresh(group))
+            group = group.name
+        conf.register_opts(group_opts, group=group)
+
+
 def _fresh(group):
     # NOTE: ConfigOpts.register_group keeps a shallow copy of the group it
     # is given, whose table of options (and their overrides) is the given

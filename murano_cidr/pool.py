@@ -18,11 +18,9 @@ its index, so a pool of millions costs a few integers. Murano's geometry
 (``env_ip_template``, ``max_environments``, ``max_hosts``) produces exactly the
 candidates, in the same order, that Murano's engine computed.
 
-A :class:`FreeMap` says which candidates are blocked by taken addresses, as
-sorted index ranges, and answers "the n-th free candidate" and "the first free
-candidate at or after i" in ``O(log n)``.
-
-Everything here is pure: no I/O, no configuration object kept.
+Which candidates are free is a :class:`~murano_cidr.freemap.FreeMap`.
+:func:`pools_from_conf` reads the pools from ``[cidr_allocator]``; the rest
+is pure: no I/O, no configuration object kept.
 """
 
 import bisect
@@ -30,6 +28,8 @@ import bisect
 import netaddr
 
 from murano_cidr import exceptions
+from murano_cidr import freemap
+from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
 #: The largest pool accepted, in candidates. Far beyond any Murano cloud, and
@@ -323,7 +323,7 @@ class Pool(object):
 
         :param taken: a :class:`murano_cidr.taken.TakenSet` of this pool's
             IP version.
-        :returns: a :class:`FreeMap`.
+        :returns: a :class:`~murano_cidr.freemap.FreeMap`.
         """
         ranges = []
         for block, parent in enumerate(self.networks):
@@ -333,7 +333,7 @@ class Pool(object):
                 lo = (max(first, parent.first) - parent.first) // self._step
                 hi = (min(last, parent.last) - parent.first) // self._step
                 ranges.append((base + lo, base + hi))
-        return FreeMap(self.size, ranges)
+        return freemap.FreeMap(self.size, ranges)
 
     def usage(self, held, taken=None):
         """Count the candidates a scope's allocations and ``taken`` block.
@@ -358,79 +358,38 @@ class Pool(object):
                                       1)}
 
 
-class FreeMap(object):
-    """The free candidates of a pool, as the complement of blocked ranges.
+def pools_from_conf(conf):
+    """Build the IPv4 and IPv6 pools from ``[cidr_allocator]``.
 
-    :param size: the number of candidates in the pool.
-    :param ranges: inclusive ``(lo, hi)`` index ranges of blocked candidates.
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the options
+        registered.
+    :returns: a dictionary from IP version to :class:`~murano_cidr.pool.Pool`
+        (no key 6 when no IPv6 pool is configured).
+    :raises murano_cidr.exceptions.InvalidConfig: naming the option at fault.
     """
-
-    def __init__(self, size, ranges):
-        self.size = size
-        self._los = []
-        self._his = []
-        self._blocked_before = []
-        blocked = 0
-        for lo, hi in sorted(ranges):
-            if self._his and lo <= self._his[-1] + 1:
-                if hi > self._his[-1]:
-                    blocked += hi - self._his[-1]
-                    self._his[-1] = hi
-                continue
-            self._los.append(lo)
-            self._his.append(hi)
-            self._blocked_before.append(blocked)
-            blocked += hi - lo + 1
-        self.blocked = blocked
-
-    @property
-    def free(self):
-        """The number of free candidates."""
-        return self.size - self.blocked
-
-    def is_free(self, index):
-        """Tell whether candidate ``index`` is free."""
-        i = bisect.bisect_right(self._los, index) - 1
-        return i < 0 or self._his[i] < index
-
-    def nth_free(self, n):
-        """Return the index of the ``n``-th free candidate (0-based).
-
-        :raises IndexError: if fewer than ``n + 1`` candidates are free.
-        """
-        if not 0 <= n < self.free:
-            raise IndexError("%d free candidates, asked for number %d"
-                             % (self.free, n))
-        # Free candidates before range k: lo_k - blocked_before_k, which
-        # grows with k, so the last range starting at or before the answer
-        # is found by bisection.
-        lo_, hi_ = 0, len(self._los)
-        while lo_ < hi_:
-            mid = (lo_ + hi_) // 2
-            if self._los[mid] - self._blocked_before[mid] <= n:
-                lo_ = mid + 1
-            else:
-                hi_ = mid
-        k = lo_ - 1
-        if k < 0:
-            return n
-        return n + self._blocked_before[k] + (self._his[k] - self._los[k] + 1)
-
-    def next_free(self, start):
-        """Return the first free index at or after ``start``, wrapping.
-
-        This is Murano's linear probe, answered without probing.
-
-        :returns: an index, or None if no candidate is free.
-        """
-        if self.free == 0:
-            return None
-        start %= self.size
-        i = bisect.bisect_right(self._los, start) - 1
-        if i >= 0 and self._his[i] >= start:
-            start = self._his[i] + 1
-            if start >= self.size:
-                start = 0
-                if self._los and self._los[0] == 0:
-                    start = self._his[0] + 1
-        return start
+    group = conf[opts.GROUP]
+    pools = {}
+    if group.pool_cidrs:
+        prefixlen = group.subnet_prefixlen
+        prefixlen_option = "subnet_prefixlen"
+        if prefixlen is None:
+            if (isinstance(group.max_hosts, bool)
+                    or not isinstance(group.max_hosts, int)
+                    or group.max_hosts < 1):
+                raise exceptions.InvalidConfig(
+                    option="max_hosts",
+                    reason="must be a positive integer, got %r"
+                    % (group.max_hosts,))
+            prefixlen = 32 - bits_for(group.max_hosts)
+            prefixlen_option = "max_hosts"
+        pools[4] = Pool.from_cidrs(
+            group.pool_cidrs, prefixlen, "pool_cidrs", prefixlen_option,
+            version=4)
+    else:
+        pools[4] = Pool.from_murano(
+            group.env_ip_template, group.max_environments, group.max_hosts)
+    if group.ipv6_pool_cidrs:
+        pools[6] = Pool.from_cidrs(
+            group.ipv6_pool_cidrs, group.ipv6_subnet_prefixlen,
+            "ipv6_pool_cidrs", "ipv6_subnet_prefixlen", version=6)
+    return pools

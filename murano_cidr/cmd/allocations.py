@@ -20,8 +20,15 @@ Each takes ``--format table|json``; errors and exit codes are those of
 from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
+from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.operations import usage as usage_mod
+
+Capability = capabilities.Capability
+
+#: What the commands that read allocations need: allocations kept, and
+#: seen by this process although the engines made them.
+READS_ALLOCATIONS = (Capability.SHARES_STATE,)
 
 ALLOCATION_HEADERS = ("OWNER", "CIDR", "SCOPE", "STATE", "CREATED")
 USAGE_HEADERS = ("SCOPE", "IP", "POOL", "SIZE", "ALLOCATED", "TAKEN", "FREE",
@@ -114,11 +121,11 @@ def print_allocations(allocations, fmt):
 
 def do_allocate(conf):
     args = conf.command
-    with allocator.get_allocator(conf) as driver:
-        if driver.holds_reservations:
-            # A reservation held by this short-lived process would be gone
-            # when it exits.
-            driver.require_shared_state("allocate from the command line")
+    # A reservation held by this short-lived process would be gone when it
+    # exits.
+    with allocator.get_allocator(
+            conf, require=Capability.OUTLIVES_PROCESS,
+            action="allocate from the command line") as driver:
         cidr = driver.allocate(args.owner, scope=args.scope,
                                taken=args.taken, ip_version=args.ip_version)
     if args.format == output.JSON:
@@ -131,9 +138,9 @@ def do_allocate(conf):
 
 def do_confirm(conf):
     args = conf.command
-    with allocator.get_allocator(conf) as driver:
-        if driver.holds_reservations:
-            driver.require_shared_state("confirm from the command line")
+    with allocator.get_allocator(
+            conf, require=Capability.OUTLIVES_PROCESS,
+            action="confirm from the command line") as driver:
         driver.confirm(args.owner)
     if args.format == output.JSON:
         output.emit(args.format, {"owner": args.owner, "confirmed": True})
@@ -154,9 +161,8 @@ def do_release(conf):
 
 def do_show(conf):
     args = conf.command
-    with allocator.get_allocator(conf) as driver:
-        if driver.keeps_state:
-            driver.require_shared_state("show an allocation")
+    with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
+                                 action="show an allocation") as driver:
         allocation = driver.get(args.owner)
     if allocation is None:
         common.error("%s holds no allocation" % args.owner)
@@ -169,9 +175,8 @@ def do_show(conf):
 
 def do_list(conf):
     args = conf.command
-    with allocator.get_allocator(conf) as driver:
-        if driver.keeps_state:
-            driver.require_shared_state("list allocations")
+    with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
+                                 action="list allocations") as driver:
         allocations = driver.list(scope=args.scope)
     print_allocations(allocations, args.format)
 
@@ -183,8 +188,8 @@ def do_usage(conf):
             name="--taken", value=args.taken,
             reason="lists CIDRs of one router; give --scope too")
     scope = usage_mod.ALL if args.scope is None else args.scope
-    with allocator.get_allocator(conf) as driver:
-        driver.require_shared_state("report usage")
+    with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
+                                 action="report usage") as driver:
         rows = usage_mod.report(driver, scope=scope, taken=args.taken,
                                 ip_version=args.ip_version)
     output.emit(args.format, rows, USAGE_HEADERS,

@@ -36,12 +36,15 @@ import sys
 from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
-from murano_cidr.drivers import base as driver_base
+from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.operations import importing
 from murano_cidr.operations import openstack_export
 from murano_cidr.operations import pruning
 from murano_cidr import opts
+from murano_cidr import pool
+
+Capability = capabilities.Capability
 
 PROG = "murano-cidr"
 IMPORT_HEADERS = ("WHERE", "STATUS", "OWNER", "CIDR", "SCOPE", "REASON")
@@ -148,8 +151,9 @@ def register(subparsers):
 
 def do_import(conf):
     args = conf.command
-    with allocator.get_allocator(conf) as driver:
-        driver.require_shared_state("import allocations")
+    with allocator.get_allocator(
+            conf, require=(Capability.SHARES_STATE, Capability.IMPORTS),
+            action="import allocations") as driver:
         rows = importing.read_file(args.file, driver.pools,
                                    args.input_format)
         importing.plan(rows, driver.list())
@@ -202,8 +206,9 @@ def _print_import(args, rows, counts):
 def do_prune(conf):
     args = conf.command
     live = pruning.read_live_owners(args.live_owners, args.live_owners_format)
-    with allocator.get_allocator(conf) as driver:
-        driver.require_shared_state("prune allocations")
+    with allocator.get_allocator(
+            conf, require=Capability.SHARES_STATE,
+            action="prune allocations") as driver:
         decisions = pruning.plan(driver.list(scope=args.scope), live,
                                  grace=args.grace)
         if args.apply:
@@ -222,7 +227,7 @@ def _print_prune(args, decisions):
             "grace_seconds": int(args.grace / datetime.timedelta(seconds=1)),
             "counts": counts, "allocations": [d.to_dict() for d in decisions]})
         return
-    shown = [d for d in decisions if d.reason != "owner is live"]
+    shown = [d for d in decisions if d.code != pruning.OWNER_LIVE]
     if shown:
         output.emit(args.format, None, PRUNE_HEADERS, [
             (d.allocation.owner, d.allocation.cidr, d.allocation.scope,
@@ -243,7 +248,7 @@ def _print_prune(args, decisions):
 def do_convert_openstack(conf):
     args = conf.command
     opts.register_opts(conf)
-    pools = driver_base.pools_from_conf(conf)
+    pools = pool.pools_from_conf(conf)
     result = openstack_export.convert(args.subnets, args.ports_dir, pools)
     for router, subnet, reason in result.skipped:
         print("%s: skipped subnet %s of router %s: %s"

@@ -49,13 +49,13 @@ from tooz import coordination
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
-from murano_cidr.drivers import base as driver_base
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.lock import driver as lock_driver
 from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr import opts
+from murano_cidr import pool as pool_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class Checks(upgradecheck.UpgradeCommands):
         """The pool builds and holds ``max_environments`` subnets."""
         group = self.conf[opts.GROUP]
         try:
-            pools = driver_base.pools_from_conf(self.conf)
+            pools = pool_mod.pools_from_conf(self.conf)
         except exceptions.InvalidConfig as e:
             return _result(FAILURE, "%s. Fix it in the configuration file "
                            "before restarting the services." % _clause(e))

@@ -20,10 +20,10 @@ raises :class:`~murano_cidr.exceptions.PoolExhausted` where Murano returned
 None.
 """
 
-from murano_cidr.drivers import base
+from murano_cidr.drivers import stateless
 
 
-class LegacyDriver(base.StatelessDriver):
+class LegacyDriver(stateless.StatelessDriver):
     """Hash of the owner, then the next free candidate.
 
     Usage considerations: Python's ``hash()`` of a string is salted per

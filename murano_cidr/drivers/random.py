@@ -20,12 +20,12 @@ to migrate: the fix any stable branch can take.
 
 import secrets
 
-from murano_cidr.drivers import base
+from murano_cidr.drivers import stateless
 
 _RANDOM = secrets.SystemRandom()
 
 
-class RandomDriver(base.StatelessDriver):
+class RandomDriver(stateless.StatelessDriver):
     """Pick uniformly at random among the candidates that are free.
 
     The pick costs ``O(log n)`` after ``taken`` is read, whatever the pool

@@ -47,7 +47,7 @@ import typing
 import netaddr
 from oslo_log import log as logging
 
-from murano_cidr.drivers import base as driver_base
+from murano_cidr import allocation as allocation_mod
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 
@@ -72,7 +72,7 @@ class Row(object):
     """One row of an import file and what becomes of it.
 
     :ivar where: its place in the file (``line 4``, ``item 3``).
-    :ivar allocation: the :class:`~murano_cidr.drivers.base.Allocation`, or
+    :ivar allocation: the :class:`~murano_cidr.allocation.Allocation`, or
         None if the row is invalid.
     :ivar status: :data:`NEW`, :data:`PRESENT`, :data:`INVALID`,
         :data:`CONFLICT` or :data:`IMPORTED`.
@@ -80,7 +80,7 @@ class Row(object):
     """
 
     where: str
-    allocation: typing.Optional[driver_base.Allocation]
+    allocation: typing.Optional[allocation_mod.Allocation]
     status: str = NEW
     reason: str = ""
 
@@ -130,8 +130,8 @@ def _allocation(record, pools):
     if scope == "":
         scope = None
     try:
-        owner = driver_base.validate_id(fields["owner"], "owner")
-        scope = driver_base.validate_id(scope, "scope", allow_none=True)
+        owner = allocation_mod.validate_owner(fields["owner"])
+        scope = allocation_mod.validate_scope(scope)
     except exceptions.InvalidArgument as e:
         return None, str(e)
     value = fields["cidr"]
@@ -161,9 +161,9 @@ def _allocation(record, pools):
         return None, ("%s lies outside every configured pool (%s); it "
                       "cannot collide with an allocation, leave it out"
                       % (net, configured))
-    return driver_base.Allocation(owner=owner, cidr=str(net.cidr),
-                                  scope=scope, ip_version=net.version,
-                                  confirmed=True), None
+    return allocation_mod.Allocation(owner=owner, cidr=str(net.cidr),
+                                     scope=scope, ip_version=net.version,
+                                     confirmed=True), None
 
 
 def _records(path, text, fmt):

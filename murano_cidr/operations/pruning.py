@@ -38,7 +38,7 @@ import re
 
 from oslo_log import log as logging
 
-from murano_cidr.drivers import base as driver_base
+from murano_cidr import allocation as allocation_mod
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 
@@ -52,6 +52,14 @@ RELEASE = "release"
 KEEP = "keep"
 RELEASED = "released"
 SKIPPED = "skipped"
+
+#: Why a decision was taken, for programs (``reason`` is for people).
+OWNER_LIVE = "owner-live"
+AGE_UNKNOWN = "age-unknown"
+IN_GRACE = "in-grace"
+OWNER_GONE = "owner-gone"
+CHANGED = "changed"
+ALREADY_RELEASED = "already-released"
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -149,7 +157,7 @@ def read_live_owners(path, fmt=None):
     owners = set()
     for where, value in entries:
         try:
-            owners.add(driver_base.validate_id(value, "owner"))
+            owners.add(allocation_mod.validate_owner(value))
         except exceptions.InvalidArgument as e:
             raise exceptions.InvalidInputFile(
                 path=path, reason="%s: %s" % (where, e))
@@ -164,20 +172,25 @@ def read_live_owners(path, fmt=None):
 class Decision(object):
     """What pruning does with one allocation, and why.
 
-    :ivar allocation: the :class:`~murano_cidr.drivers.base.Allocation`.
+    :ivar allocation: the :class:`~murano_cidr.allocation.Allocation`.
     :ivar action: :data:`RELEASE` or :data:`KEEP` in a plan;
         :data:`RELEASED` or :data:`SKIPPED` once applied.
     :ivar reason: why, in words an operator can check.
+    :ivar code: why, as one of :data:`OWNER_LIVE`, :data:`AGE_UNKNOWN`,
+        :data:`IN_GRACE`, :data:`OWNER_GONE`, :data:`CHANGED` or
+        :data:`ALREADY_RELEASED`, for programs.
     """
 
-    allocation: driver_base.Allocation
+    allocation: allocation_mod.Allocation
     action: str
     reason: str
+    code: str
 
     def to_dict(self):
         """Return the decision as a JSON-friendly dictionary."""
         result = self.allocation.to_dict()
-        result.update(action=self.action, reason=self.reason)
+        result.update(action=self.action, reason=self.reason,
+                      code=self.code)
         return result
 
 
@@ -211,21 +224,23 @@ def plan(allocations, live_owners, grace=DEFAULT_GRACE, now=None):
     decisions = []
     for a in allocations:
         if a.owner in live_owners:
-            decisions.append(Decision(a, KEEP, "owner is live"))
+            decisions.append(Decision(a, KEEP, "owner is live", OWNER_LIVE))
         elif a.created_at is None:
             decisions.append(Decision(
                 a, KEEP, "the driver does not record when it was allocated, "
-                "so it cannot be shown to be older than the grace period"))
+                "so it cannot be shown to be older than the grace period",
+                AGE_UNKNOWN))
         else:
             age = now - _utc(a.created_at)
             if age < grace:
                 decisions.append(Decision(
                     a, KEEP, "allocated %s ago, within the grace period of %s"
-                    % (format_duration(age), format_duration(grace))))
+                    % (format_duration(age), format_duration(grace)),
+                    IN_GRACE))
             else:
                 decisions.append(Decision(
                     a, RELEASE, "owner not live; allocated %s ago"
-                    % format_duration(age)))
+                    % format_duration(age), OWNER_GONE))
     return decisions
 
 
@@ -278,6 +293,7 @@ def apply(driver, decisions):
                 planned.cidr, planned.scope, planned.created_at):
             decision.action = SKIPPED
             decision.reason = "changed since it was read; left alone"
+            decision.code = CHANGED
             continue
         if driver.release(planned.owner):
             decision.action = RELEASED
@@ -286,4 +302,5 @@ def apply(driver, decisions):
         else:
             decision.action = SKIPPED
             decision.reason = "already released"
+            decision.code = ALREADY_RELEASED
     return decisions

@@ -33,8 +33,8 @@ Capabilities come from the driver's class attributes (``keeps_state``,
 
 import netaddr
 
+from murano_cidr import allocation
 from murano_cidr import allocator
-from murano_cidr.drivers import base as driver_base
 from murano_cidr import exceptions
 
 #: Four /24 subnets: small enough to exhaust in a unit test.
@@ -178,12 +178,41 @@ class DriverContractTests(object):
         self.assertEqual(before, self._snapshot())
 
     def test_bad_owner(self):
-        for owner in ("", "   ", None, 42, "x" * 256, "bad\nowner"):
+        for owner in ("", "   ", None, True, 4.2, b"net", "x" * 256,
+                      "bad\nowner", " net-1", "net-1 "):
             self._assert_rejected(exceptions.InvalidArgument, owner=owner)
 
     def test_bad_scope(self):
-        for scope in ("", 7, "y" * 256, "tab\there"):
+        for scope in ("", False, ["r"], "y" * 256, "tab\there", "r ",
+                      " r"):
             self._assert_rejected(exceptions.InvalidArgument, scope=scope)
+
+    def test_bad_owner_everywhere(self):
+        # One rule for every method that takes an owner or a scope.
+        for owner in (" net-1", "", None, 4.2):
+            self.assertRaises(exceptions.InvalidArgument,
+                              self.driver.release, owner)
+            self.assertRaises(exceptions.InvalidArgument,
+                              self.driver.confirm, owner)
+            self.assertRaises(exceptions.InvalidArgument,
+                              self.driver.get, owner)
+        self.assertRaises(exceptions.InvalidArgument, self.driver.list,
+                          "r ")
+
+    def test_integer_ids_are_their_strings(self):
+        # Murano passes integer ids; they mean their decimal strings.
+        with self.driver.reserve(42, scope=7) as cidr:
+            self.assertIn(cidr, SMALL_POOL_CIDRS)
+        if not self.driver.keeps_state:
+            return
+        held = self.driver.get("42")
+        self.assertEqual(("42", cidr, "7"),
+                         (held.owner, held.cidr, held.scope))
+        self.assertEqual(held, self.driver.get(42))
+        self.assertEqual(cidr, self.driver.allocate("42", scope="7"))
+        self.assertEqual([held], self.driver.list(scope=7))
+        self.assertTrue(self.driver.release(42))
+        self.assertIsNone(self.driver.get("42"))
 
     def test_bad_ip_version(self):
         for version in (5, "4", True):
@@ -272,7 +301,7 @@ class DriverContractTests(object):
         self.driver.confirm("net-1")
         self.driver.confirm("net-2")
         got = self.driver.get("net-1")
-        self.assertIsInstance(got, driver_base.Allocation)
+        self.assertIsInstance(got, allocation.Allocation)
         self.assertEqual(("net-1", c1, "r1", 4),
                          (got.owner, got.cidr, got.scope, got.ip_version))
         self.assertIsNone(self.driver.get("net-3"))

@@ -154,11 +154,17 @@ class Database(object):
     waits for a server.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param schema_check: a callable ``schema_check(connection, url)`` run
+        once, before the first transaction, that raises
+        :class:`~murano_cidr.exceptions.DatabaseNotSynced` if the schema
+        does not fit this code (the driver passes
+        :func:`murano_cidr.drivers.db.migration.check_schema`); None for no
+        check (migrations themselves).
     :raises murano_cidr.exceptions.InvalidConfig: for a connection URL that
         cannot be parsed or names an unknown database.
     """
 
-    def __init__(self, conf):
+    def __init__(self, conf, schema_check=None):
         opts.register_opts(conf)
         group = conf[opts.DATABASE_GROUP]
         self.url = connection_url(conf)
@@ -180,7 +186,8 @@ class Database(object):
             parameters = "&".join(p for p in (parameters, "charset=utf8mb4")
                                   if p)
         self.max_retries = group.db_max_retries
-        self._synced = False
+        self._schema_check = schema_check
+        self._synced = schema_check is None
         self._sync_lock = threading.Lock()
         self._manager = enginefacade.transaction_context()
         settings = {
@@ -278,28 +285,25 @@ class Database(object):
     # -- schema --------------------------------------------------------------
 
     def ensure_synced(self):
-        """Check once that the schema is at this code's head revision.
+        """Run the schema check once (see the constructor).
 
         :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
             missing or older than this code.
         """
         if self._synced:
             return
-        # NOTE: imported here because migration imports this module.
-        from murano_cidr.drivers.db import migration
         with self._sync_lock:
             if self._synced:
                 return
 
             def attempt():
                 with self.engine.connect() as connection:
-                    return migration.revision_of(connection)
+                    self._schema_check(connection, self.safe_url)
 
             # A server that is restarting or failing over gets the same
             # retries as any other operation.
             with self.translate_errors():
-                current = self._retry(attempt)()
-            migration.check_revision(current, self.safe_url)
+                self._retry(attempt)()
             self._synced = True
 
     # -- transactions ------------------------------------------------------

@@ -50,8 +50,11 @@ import netaddr
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
+from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
+from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import queries
 from murano_cidr import exceptions
 from murano_cidr import taken as taken_mod
@@ -67,24 +70,6 @@ WINDOW = 16
 # NOTE: the operating system's randomness, so forked engines never share a
 # seed and never start their searches at the same place.
 _RANDOM = secrets.SystemRandom()
-
-
-def validate_id(value, name, allow_none=False):
-    """Check an owner or scope the way the database can keep it.
-
-    On top of :func:`murano_cidr.drivers.base.validate_id`, leading and
-    trailing white space is refused: MySQL ignores trailing spaces when it
-    compares strings, so ``"net-1 "`` and ``"net-1"`` would be one owner
-    there and two elsewhere.
-
-    :raises murano_cidr.exceptions.InvalidArgument: for a bad value.
-    """
-    value = base.validate_id(value, name, allow_none=allow_none)
-    if value is not None and value != value.strip():
-        raise exceptions.InvalidArgument(
-            name=name, value=value,
-            reason="must not start or end with white space")
-    return value
 
 
 def _block_end(pool, index):
@@ -145,14 +130,17 @@ class DbDriver(base.AllocatorDriver):
     """
 
     name = "db"
-    keeps_state = True
-    holds_reservations = False
-    prevents_collisions = True
-    shares_state = True
+    capabilities = frozenset({base.Capability.KEEPS_STATE,
+                              base.Capability.SHARES_STATE,
+                              base.Capability.OUTLIVES_PROCESS,
+                              base.Capability.PREVENTS_COLLISIONS,
+                              base.Capability.IMPORTS})
+    extras = db_package.EXTRAS
 
     def __init__(self, conf):
         super().__init__(conf)
-        self.database = api.Database(conf)
+        self.database = api.Database(conf,
+                                     schema_check=migration.check_schema)
 
     # -- allocate ----------------------------------------------------------
 
@@ -173,8 +161,8 @@ class DbDriver(base.AllocatorDriver):
         :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
             cannot be reached or keeps failing after the retries.
         """
-        validate_id(owner, "owner")
-        validate_id(scope, "scope", allow_none=True)
+        owner = allocation_mod.validate_owner(owner)
+        scope = allocation_mod.validate_scope(scope)
         pool = self.pool(ip_version)
         taken_set = None
         if not callable(taken):
@@ -281,48 +269,46 @@ class DbDriver(base.AllocatorDriver):
     # -- confirm, release, get, list -----------------------------------------
 
     def confirm(self, owner):
-        validate_id(owner, "owner")
+        owner = allocation_mod.validate_owner(owner)
         if not self.database.write(queries.confirm, owner):
             LOG.warning("Asked to confirm the allocation of owner %s, which "
                         "holds none", owner)
 
     def release(self, owner):
-        validate_id(owner, "owner")
+        owner = allocation_mod.validate_owner(owner)
         released = self.database.write(queries.delete, owner)
         if released:
             LOG.info("Released the allocation of owner %s", owner)
         return released
 
     def get(self, owner):
-        validate_id(owner, "owner")
+        owner = allocation_mod.validate_owner(owner)
         row = self.database.read(queries.get, owner)
         return queries.to_allocation(row) if row is not None else None
 
     def list(self, scope=None):
-        validate_id(scope, "scope", allow_none=True)
+        scope = allocation_mod.validate_scope(scope)
         rows = self.database.read(queries.list_rows, scope)
         rows = sorted(rows, key=lambda r: (r.scope is not None,
                                            r.scope or "", r.ip_version,
                                            r.range_first))
         return [queries.to_allocation(r) for r in rows]
 
-    def usage(self, scope=None, ip_version=4):
+    def usage(self, scope=None, ip_version=4, taken=()):
         """Count what a scope uses of the pool, reading only its rows.
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.usage`.
         """
-        validate_id(scope, "scope", allow_none=True)
+        scope = allocation_mod.validate_scope(scope)
         pool = self.pool(ip_version)
+        taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
 
         def read(conn):
             return (queries.count(conn, scope, pool.version),
                     self._held_in_pool(conn, pool, scope))
 
         allocations, held = self.database.read(read)
-        result = pool.usage(held)
-        result.update(scope=scope, ip_version=pool.version,
-                      allocations=allocations)
-        return result
+        return self.usage_result(pool, scope, allocations, held, taken_set)
 
     # -- import ------------------------------------------------------------
 
@@ -348,9 +334,9 @@ class DbDriver(base.AllocatorDriver):
                 raise exceptions.InvalidArgument(
                     name="allocation", value=allocation,
                     reason="expected an Allocation, without %s" % attribute)
-        owner = validate_id(allocation.owner, "owner")
-        scope = validate_id(allocation.scope, "scope", allow_none=True)
-        ip_version = base.validate_ip_version(allocation.ip_version)
+        owner = allocation_mod.validate_owner(allocation.owner)
+        scope = allocation_mod.validate_scope(allocation.scope)
+        ip_version = allocation_mod.validate_ip_version(allocation.ip_version)
         network = taken_mod.parse_cidr(allocation.cidr, "cidr")
         if network.version != ip_version:
             raise exceptions.InvalidArgument(

@@ -22,6 +22,8 @@ Public functions take the configuration, build the database from
 take an engine (for tests and tools that hold one).
 """
 
+import enum
+
 from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
@@ -99,6 +101,37 @@ def revision_of(connection):
     return context.get_current_revision()
 
 
+class SchemaState(enum.Enum):
+    """How a database's schema compares with this code's migrations."""
+
+    #: At the head revision.
+    CURRENT = "current"
+    #: No murano-cidr tables.
+    MISSING = "missing"
+    #: At an older revision this code knows: ``db sync`` upgrades it.
+    OLDER = "older"
+    #: At a revision this code does not know: assumed newer.
+    NEWER = "newer"
+
+
+def schema_state(current):
+    """Compare a recorded revision with this code's migrations.
+
+    The one comparison behind the driver's start-up check
+    (:func:`check_revision`) and ``murano-cidr-status``.
+
+    :param current: the revision of the database, or None.
+    :returns: a :class:`SchemaState`.
+    """
+    if current == head_revision():
+        return SchemaState.CURRENT
+    if current is None:
+        return SchemaState.MISSING
+    if current in known_revisions():
+        return SchemaState.OLDER
+    return SchemaState.NEWER
+
+
 def check_revision(current, url="the database"):
     """Check that a recorded revision lets this code run.
 
@@ -110,13 +143,14 @@ def check_revision(current, url="the database"):
     :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
         missing or at an older revision.
     """
+    state = schema_state(current)
     head = head_revision()
-    if current == head:
+    if state is SchemaState.CURRENT:
         return
-    if current is None:
+    if state is SchemaState.MISSING:
         raise exceptions.DatabaseNotSynced(
             url=url, reason="the murano-cidr tables do not exist")
-    if current in known_revisions():
+    if state is SchemaState.OLDER:
         raise exceptions.DatabaseNotSynced(
             url=url, reason="it is at revision %s, this code needs %s"
             % (current, head))
@@ -165,6 +199,19 @@ def check_upgradable(connection, url="the database"):
     if foreign:
         raise exceptions.ForeignTables(url=url, tables=foreign,
                                        version_table=VERSION_TABLE)
+
+
+def check_schema(connection, url="the database"):
+    """Check the schema of a database before the driver uses it.
+
+    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
+
+    :param connection: an open SQLAlchemy connection.
+    :param url: the database, for the message (no password).
+    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
+        missing or at an older revision.
+    """
+    check_revision(revision_of(connection), url)
 
 
 def upgrade_engine(engine, revision="head"):

@@ -27,7 +27,7 @@ import functools
 
 import sqlalchemy as sa
 
-from murano_cidr.drivers import base
+from murano_cidr import allocation
 from murano_cidr.drivers.db import models
 
 ALLOCATIONS = models.Allocation.__table__
@@ -53,14 +53,14 @@ def utcnow():
 
 
 def to_allocation(row):
-    """Turn a row into a :class:`~murano_cidr.drivers.base.Allocation`."""
+    """Turn a row into a :class:`~murano_cidr.allocation.Allocation`."""
     created_at = row.created_at
     if created_at is not None and created_at.tzinfo is None:
         created_at = created_at.replace(tzinfo=datetime.timezone.utc)
-    return base.Allocation(owner=row.owner, cidr=row.cidr, scope=row.scope,
-                           ip_version=row.ip_version,
-                           confirmed=bool(row.confirmed),
-                           created_at=created_at)
+    return allocation.Allocation(
+        owner=row.owner, cidr=row.cidr, scope=row.scope,
+        ip_version=row.ip_version, confirmed=bool(row.confirmed),
+        created_at=created_at)
 
 
 def _scope_is(scope):

@@ -1,0 +1,20 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``lock`` driver: reservations held as external locks.
+
+This module imports nothing optional, so that what to install can be read
+when the driver itself cannot be loaded.
+"""
+
+#: The extras that install the lock service client libraries.
+EXTRAS = ("redis", "etcd", "zookeeper")

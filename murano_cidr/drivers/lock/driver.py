@@ -24,7 +24,9 @@ import threading
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
+from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
+from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import file_backend
 from murano_cidr.drivers.lock import tooz_backend
@@ -169,9 +171,15 @@ class LockDriver(base.AllocatorDriver):
     """
 
     name = "lock"
-    keeps_state = True
-    holds_reservations = True
-    prevents_collisions = True
+    capabilities = frozenset({base.Capability.KEEPS_STATE,
+                              base.Capability.HOLDS_RESERVATIONS,
+                              base.Capability.PREVENTS_COLLISIONS})
+    _IN_MEMORY = ("it keeps its reservations in the memory of each engine "
+                  "process, and this process holds none of them; use the db "
+                  "driver for allocations every process sees")
+    limitations = {base.Capability.SHARES_STATE: _IN_MEMORY,
+                   base.Capability.OUTLIVES_PROCESS: _IN_MEMORY}
+    extras = lock_package.EXTRAS
 
     def __init__(self, conf):
         super().__init__(conf)
@@ -312,8 +320,8 @@ class LockDriver(base.AllocatorDriver):
         :raises murano_cidr.exceptions.LockUnavailable: if the lock service
             cannot be reached; nothing is held.
         """
-        base.validate_id(owner, "owner")
-        base.validate_id(scope, "scope", allow_none=True)
+        owner = allocation_mod.validate_owner(owner)
+        scope = allocation_mod.validate_scope(scope)
         pool = self.pool(ip_version)
         existing = self._existing(owner, scope, ip_version)
         if existing is not None:
@@ -321,7 +329,7 @@ class LockDriver(base.AllocatorDriver):
         read_taken = _TakenReader(taken, pool.version)
         with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
             cidr, reservation = self._pick(owner, scope, pool, read_taken)
-        allocation = base.Allocation(
+        allocation = allocation_mod.Allocation(
             owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
             confirmed=False,
             created_at=datetime.datetime.now(datetime.timezone.utc))
@@ -348,7 +356,7 @@ class LockDriver(base.AllocatorDriver):
             lock was lost, or cannot be checked because the lock service is
             unreachable; the reservation is forgotten.
         """
-        base.validate_id(owner, "owner")
+        owner = allocation_mod.validate_owner(owner)
         with self._mutex:
             held = self._held.get(owner)
         if held is None or held.reservation is None:
@@ -369,12 +377,11 @@ class LockDriver(base.AllocatorDriver):
                 del self._held[owner]
             else:
                 self._held[owner] = _Held(
-                    base.Allocation(owner=allocation.owner,
-                                    cidr=allocation.cidr,
-                                    scope=allocation.scope,
-                                    ip_version=allocation.ip_version,
-                                    confirmed=True,
-                                    created_at=allocation.created_at),
+                    allocation_mod.Allocation(
+                        owner=allocation.owner, cidr=allocation.cidr,
+                        scope=allocation.scope,
+                        ip_version=allocation.ip_version, confirmed=True,
+                        created_at=allocation.created_at),
                     None)
         if not still_held:
             LOG.warning("Reservation of %s for %s in scope %s was lost: %s",
@@ -384,7 +391,7 @@ class LockDriver(base.AllocatorDriver):
         LOG.debug("Confirmed %s for %s", allocation.cidr, owner)
 
     def release(self, owner):
-        base.validate_id(owner, "owner")
+        owner = allocation_mod.validate_owner(owner)
         with self._mutex:
             held = self._held.pop(owner, None)
         if held is None:
@@ -396,14 +403,14 @@ class LockDriver(base.AllocatorDriver):
 
     def get(self, owner):
         """Return what ``owner`` holds, as far as this process knows."""
-        base.validate_id(owner, "owner")
+        owner = allocation_mod.validate_owner(owner)
         with self._mutex:
             held = self._held.get(owner)
         return held.allocation if held is not None else None
 
     def list(self, scope=None):
         """Return the allocations of this process, of one scope or all."""
-        base.validate_id(scope, "scope", allow_none=True)
+        scope = allocation_mod.validate_scope(scope)
         with self._mutex:
             allocations = [h.allocation for h in self._held.values()]
         if scope is not None:

@@ -244,32 +244,6 @@ class TestOverlap(testtools.TestCase):
                              netaddr.IPAddress("10.0.9.0").value))
 
 
-class TestFreeMap(testtools.TestCase):
-
-    def test_nth_free_enumerates_free_indices_in_order(self):
-        fm = pool.FreeMap(20, [(0, 1), (5, 7), (6, 9), (15, 15), (19, 19)])
-        expected = [i for i in range(20)
-                    if i not in {0, 1, 5, 6, 7, 8, 9, 15, 19}]
-        self.assertEqual(len(expected), fm.free)
-        self.assertEqual(expected, [fm.nth_free(n) for n in range(fm.free)])
-        self.assertRaises(IndexError, fm.nth_free, fm.free)
-
-    def test_next_free_is_a_linear_probe(self):
-        blocked = {0, 1, 5, 6, 7, 8, 9, 15, 19}
-        fm = pool.FreeMap(20, [(0, 1), (5, 9), (15, 15), (19, 19)])
-        for start in range(-25, 45):
-            probe = start % 20
-            while probe in blocked:
-                probe = (probe + 1) % 20
-            self.assertEqual(probe, fm.next_free(start), start)
-
-    def test_full(self):
-        fm = pool.FreeMap(4, [(0, 3)])
-        self.assertEqual(0, fm.free)
-        self.assertIsNone(fm.next_free(2))
-        self.assertRaises(IndexError, fm.nth_free, 0)
-
-
 class TestParseCache(testtools.TestCase):
 
     def setUp(self):

@@ -22,12 +22,16 @@ import os
 
 import fixtures
 
+from murano_cidr import allocator
 from murano_cidr.cmd import cli
 from murano_cidr.drivers import random as random_driver
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
 
 DAY = datetime.timedelta(days=1)
+
+
+_REAL_GET_ALLOCATOR = allocator.get_allocator
 
 
 class CommandTestCase(base.TestCase):
@@ -46,7 +50,8 @@ class CommandTestCase(base.TestCase):
                              datetime.timedelta(hours=1))])
         self.useFixture(fixtures.MockPatch(
             "murano_cidr.allocator.get_allocator",
-            side_effect=lambda conf: self.driver))
+            side_effect=lambda conf, require=(), action=None: (
+                self.driver.require(require, action) or self.driver)))
 
     def write(self, name, content):
         path = os.path.join(self.state_path, name)
@@ -178,7 +183,10 @@ class TestImport(CommandTestCase):
     def test_stateless_driver_is_refused(self):
         self.useFixture(fixtures.MockPatch(
             "murano_cidr.allocator.get_allocator",
-            side_effect=random_driver.RandomDriver))
+            side_effect=_REAL_GET_ALLOCATOR))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.driver_class",
+            return_value=random_driver.RandomDriver))
         code, _, err = self.run_cli("import", self.write("a.csv", self.GOOD))
         self.assertEqual(1, code)
         self.assertIn("driver to one that does (db) first", err)

@@ -17,7 +17,7 @@ import os
 import fixtures
 
 from murano_cidr.cmd import cli
-from murano_cidr.drivers import base as driver_base
+from murano_cidr.drivers import capabilities
 from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.lock import driver as lock_driver
 from murano_cidr.drivers import random as random_driver
@@ -62,8 +62,8 @@ class TestSharedState(base.TestCase):
     def test_require_shared_state(self):
         driver = lock_driver.LockDriver(self.conf)
         self.addCleanup(driver.close)
-        e = self.assertRaises(exceptions.NotSupported,
-                              driver.require_shared_state, "list")
+        e = self.assertRaises(exceptions.NotSupported, driver.require,
+                              capabilities.Capability.SHARES_STATE, "list")
         self.assertIn("lock", str(e))
-        self.assertIsNone(driver_base.AllocatorDriver.require_shared_state(
-            db_driver.DbDriver.__new__(db_driver.DbDriver), "list"))
+        self.assertIsNone(db_driver.DbDriver.require(
+            capabilities.Capability.SHARES_STATE, "list"))

@@ -137,7 +137,7 @@ class TestChecks(base.TestCase):
 
     def test_unexpected_errors_are_one_line_failures(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.base.pools_from_conf",
+            "murano_cidr.pool.pools_from_conf",
             side_effect=RuntimeError("boom\nagain")))
         self.assertResult(FAILURE, "RuntimeError: boom again",
                           self.checks.check_pool())

@@ -36,8 +36,10 @@ class FakeStatefulDriver(base.AllocatorDriver):
     """Keeps allocations in a dictionary; imports all or nothing."""
 
     name = "fake"
-    keeps_state = True
-    shares_state = True
+    capabilities = frozenset({base.Capability.KEEPS_STATE,
+                              base.Capability.SHARES_STATE,
+                              base.Capability.OUTLIVES_PROCESS,
+                              base.Capability.IMPORTS})
 
     def __init__(self, conf, allocations=()):
         super().__init__(conf)

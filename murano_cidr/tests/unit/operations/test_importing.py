@@ -88,6 +88,13 @@ class TestReadFile(FileTestCase):
         self.assertEqual(importing.INVALID, rows[0].status)
         self.assertIn(reason, rows[0].reason)
 
+    def test_integer_ids_are_their_strings(self):
+        rows = self.read("a.json", [{"owner": 7, "scope": 42,
+                                     "cidr": "10.0.1.0/24"}])
+        self.assertEqual(importing.NEW, rows[0].status, rows[0].reason)
+        self.assertEqual(("7", "42"), (rows[0].allocation.owner,
+                                       rows[0].allocation.scope))
+
     def test_invalid_rows(self):
         self.assertInvalidRow({"cidr": "10.0.1.0/24"}, "missing owner")
         self.assertInvalidRow({"owner": "n", "scope": "r"}, "missing cidr")
@@ -106,7 +113,7 @@ class TestReadFile(FileTestCase):
         self.assertInvalidRow({"owner": "n", "cidr": 42}, "must be a string")
         self.assertInvalidRow({"owner": "", "cidr": "10.0.1.0/24"},
                               "missing owner")
-        self.assertInvalidRow({"owner": 7, "cidr": "10.0.1.0/24"},
+        self.assertInvalidRow({"owner": 7.5, "cidr": "10.0.1.0/24"},
                               "must be a string")
         self.assertInvalidRow({"owner": "n", "cidr": "10.0.1.0/24",
                                "ip_version": 6}, "ip_version says 6")

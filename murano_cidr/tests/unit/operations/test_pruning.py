@@ -67,6 +67,10 @@ class TestLiveOwners(base.TestCase):
             "a.csv", '"ID","Name"\n"n1","a"\n"n2","b"\n'))
         self.assertEqual(expected, self.read("a", "ID\nn1\nn2\n", "csv"))
 
+    def test_integer_ids_are_their_strings(self):
+        self.assertEqual(frozenset(["7", "n1"]),
+                         self.read("a.json", '[7, {"id": "n1"}]'))
+
     def test_refuses_an_empty_file(self):
         for name, content in (("a.json", "[]"), ("a.txt", "# nothing\n"),
                               ("a.csv", "id\n")):
@@ -79,7 +83,7 @@ class TestLiveOwners(base.TestCase):
                 ("a.json", "[1, 2", "not valid JSON"),
                 ("a.json", '"n1"', "expected a JSON list"),
                 ("a.json", '[{"name": "x"}]', "item 1: Invalid owner None"),
-                ("a.json", '["n1", 7]', "item 2"),
+                ("a.json", '["n1", 7.5]', "item 2"),
                 ("a.csv", "name\nx\n", "no 'id' column"),
                 ("a.txt", "n1\nbad\x07id\n", "line 2")):
             e = self.assertRaises(exceptions.InvalidInputFile, self.read,

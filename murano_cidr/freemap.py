@@ -1,0 +1,98 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Which candidates of a pool are free, answered in ``O(log n)``.
+
+A :class:`FreeMap` says which candidates are blocked by taken addresses, as
+sorted index ranges, and answers "the n-th free candidate" and "the first free
+candidate at or after i" by bisection. Pure: no I/O.
+"""
+
+import bisect
+
+
+class FreeMap(object):
+    """The free candidates of a pool, as the complement of blocked ranges.
+
+    :param size: the number of candidates in the pool.
+    :param ranges: inclusive ``(lo, hi)`` index ranges of blocked candidates.
+    """
+
+    def __init__(self, size, ranges):
+        self.size = size
+        self._los = []
+        self._his = []
+        self._blocked_before = []
+        blocked = 0
+        for lo, hi in sorted(ranges):
+            if self._his and lo <= self._his[-1] + 1:
+                if hi > self._his[-1]:
+                    blocked += hi - self._his[-1]
+                    self._his[-1] = hi
+                continue
+            self._los.append(lo)
+            self._his.append(hi)
+            self._blocked_before.append(blocked)
+            blocked += hi - lo + 1
+        self.blocked = blocked
+
+    @property
+    def free(self):
+        """The number of free candidates."""
+        return self.size - self.blocked
+
+    def is_free(self, index):
+        """Tell whether candidate ``index`` is free."""
+        i = bisect.bisect_right(self._los, index) - 1
+        return i < 0 or self._his[i] < index
+
+    def nth_free(self, n):
+        """Return the index of the ``n``-th free candidate (0-based).
+
+        :raises IndexError: if fewer than ``n + 1`` candidates are free.
+        """
+        if not 0 <= n < self.free:
+            raise IndexError("%d free candidates, asked for number %d"
+                             % (self.free, n))
+        # Free candidates before range k: lo_k - blocked_before_k, which
+        # grows with k, so the last range starting at or before the answer
+        # is found by bisection.
+        lo_, hi_ = 0, len(self._los)
+        while lo_ < hi_:
+            mid = (lo_ + hi_) // 2
+            if self._los[mid] - self._blocked_before[mid] <= n:
+                lo_ = mid + 1
+            else:
+                hi_ = mid
+        k = lo_ - 1
+        if k < 0:
+            return n
+        return n + self._blocked_before[k] + (self._his[k] - self._los[k] + 1)
+
+    def next_free(self, start):
+        """Return the first free index at or after ``start``, wrapping.
+
+        This is Murano's linear probe, answered without probing.
+
+        :returns: an index, or None if no candidate is free.
+        """
+        if self.free == 0:
+            return None
+        start %= self.size
+        i = bisect.bisect_right(self._los, start) - 1
+        if i >= 0 and self._his[i] >= start:
+            start = self._his[i] + 1
+            if start >= self.size:
+                start = 0
+                if self._los and self._los[0] == 0:
+                    start = self._his[0] + 1
+        return start
