@@ -34,9 +34,9 @@ class BadInputTests(object):
     def test_rejected_owners_scopes_and_taken_write_nothing(self):
         cases = [
             {"owner": "x" * 256}, {"owner": ""}, {"owner": "  "},
-            {"owner": None}, {"owner": 42}, {"owner": b"net-1"},
+            {"owner": None}, {"owner": 4.2}, {"owner": b"net-1"},
             {"owner": "net\x00"}, {"owner": "net-1 "},
-            {"scope": ""}, {"scope": "y" * 256}, {"scope": 7},
+            {"scope": ""}, {"scope": "y" * 256}, {"scope": True},
             {"scope": " r"}, {"scope": "tab\there"},
             {"taken": ["not-a-cidr"]}, {"taken": [None]},
             {"taken": "10.0.0.0/24"}, {"taken": 17},
@@ -49,6 +49,13 @@ class BadInputTests(object):
             self.assertRaises(exceptions.InvalidArgument,
                               self.driver.allocate, **args)
         self.assertEqual(0, self.count())
+
+    def test_integer_ids_are_stored_as_their_strings(self):
+        cidr = self.driver.allocate(42, scope=7)
+        self.assertEqual(cidr, self.driver.allocate("42", scope="7"))
+        self.assertEqual([("42", "7")], [(a.owner, a.scope)
+                                         for a in self.driver.list()])
+        self.assertEqual(1, self.count())
 
     def test_odd_owners_and_scopes_are_kept_exactly(self):
         odd = ["Net-1", "net-1", "n\u00e9t-1", "ne\u0301t-1", "x" * 255,
