@@ -19,6 +19,7 @@ from oslotest import base
 
 from murano_cidr import opts
 from murano_cidr import tests
+from murano_cidr.tests import db_fixture
 
 
 def services_required():
@@ -73,3 +74,16 @@ class TestCase(base.BaseTestCase):
         if services_required():
             self.fail("%s is required in CI but unavailable" % reason)
         self.skipTest("%s is unavailable" % reason)
+
+    def use_database(self, backend="sqlite", conf_fixture=None, sync=False):
+        """Give the test a new database, or skip (laptop) or fail (CI).
+
+        :param backend: ``sqlite``, ``mysql`` or ``postgresql``.
+        :param conf_fixture: an oslo.config fixture to point
+            ``[cidr_allocator_database] connection`` at the database.
+        :param sync: create the db driver's tables.
+        :returns: the :class:`~murano_cidr.tests.db_fixture.Database`.
+        """
+        db = self.useFixture(db_fixture.Database(backend, conf_fixture, sync))
+        self.require_service(db.available, db.reason)
+        return db

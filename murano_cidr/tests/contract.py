@@ -10,10 +10,21 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The driver contract as a reusable test class.
+"""The driver contract as reusable test mixins.
 
-Every driver shipped here runs these tests through testscenarios (see
-``murano_cidr/tests/unit/drivers/test_contract.py``). A third-party driver
+:class:`DriverContractTests` holds what every driver must do; a driver runs
+it through one of two mixins, chosen by what the driver announces:
+
+* :class:`StatefulContractTests` for a driver that keeps allocations
+  (``keeps_state``: idempotent per owner, no overlap within a scope,
+  ``get``, ``list``, ``usage``);
+* :class:`StatelessContractTests` for one that does not (``get`` and
+  ``list`` say so, ``release`` returns False).
+
+Each mixin checks that the driver announces what it is tested as, so every
+test of the mixin applies and none is skipped. Every driver shipped here
+runs them through testscenarios (see
+``murano_cidr/tests/unit/drivers/test_contract.py``); a third-party driver
 reuses them the same way::
 
     import testscenarios
@@ -22,13 +33,11 @@ reuses them the same way::
 
     load_tests = testscenarios.load_tests_apply_scenarios
 
-    class TestMyDriver(contract.DriverContractTests, base.TestCase):
+    class TestMyDriver(contract.StatefulContractTests, base.TestCase):
         scenarios = [("mine", {"driver_name": "mine"})]
 
 A scenario may also set ``prepare``, a callable taking the test case, run
 before the driver is built (to point it at a database or a lock directory).
-Capabilities come from the driver's class attributes (``keeps_state``,
-``holds_reservations``), so a driver is held to what it announces.
 """
 
 import netaddr
@@ -44,7 +53,7 @@ SMALL_POOL_CIDRS = ["10.20.0.0/24", "10.20.1.0/24", "10.20.2.0/24",
 
 
 class DriverContractTests(object):
-    """Tests every allocator driver must pass.
+    """Tests every allocator driver must pass; use a mixin below.
 
     :cvar driver_name: the entry point name of the driver under test.
     :cvar prepare: optional callable ``prepare(test)`` run before the driver
@@ -84,17 +93,8 @@ class DriverContractTests(object):
             self.assertFalse(a.last >= b.first,
                              "%s overlaps %s" % (a, b))
 
-    def _stateful_only(self):
-        if not self.driver.keeps_state:
-            self.skipTest("%s keeps no state" % self.driver_name)
-
-    def _stateless_only(self):
-        if self.driver.keeps_state:
-            self.skipTest("%s keeps state" % self.driver_name)
-
     def _snapshot(self):
-        if self.driver.keeps_state:
-            return sorted((a.owner, a.cidr) for a in self.driver.list())
+        """What the driver holds, to compare before and after a call."""
         return None
 
     # -- allocate ----------------------------------------------------------
@@ -152,7 +152,7 @@ class DriverContractTests(object):
         self.assertIn("10.20.0.0/22", str(e))
         self.assertIn("4 subnets", str(e))
         self.assertIn("router-1", str(e))
-        self.assertIsNone(self._snapshot() or None)
+        self.assertFalse(self._snapshot())
 
     def test_ipv6_pool(self):
         driver = self.make_driver(ipv6_pool_cidrs=["fd00:1::/48"],
@@ -239,10 +239,31 @@ class DriverContractTests(object):
     def test_reserve_yields_a_cidr(self):
         with self.driver.reserve("net-1", scope="r") as cidr:
             self.assertIn(cidr, SMALL_POOL_CIDRS)
-        if self.driver.keeps_state:
-            held = self.driver.get("net-1")
-            self.assertEqual(cidr, held.cidr)
-            self.assertTrue(held.confirmed)
+
+    def test_reserve_reraises_the_error(self):
+        def body():
+            with self.driver.reserve("net-1", scope="r"):
+                raise RuntimeError("subnet creation failed")
+
+        self.assertRaises(RuntimeError, body)
+        self.assertFalse(self._snapshot())
+
+
+class StatefulContractTests(DriverContractTests):
+    """The contract of a driver that keeps its allocations."""
+
+    def _snapshot(self):
+        return sorted((a.owner, a.cidr) for a in self.driver.list())
+
+    def test_announces_state(self):
+        self.assertTrue(self.driver.keeps_state)
+
+    def test_reserve_confirms_the_allocation(self):
+        with self.driver.reserve("net-1", scope="r") as cidr:
+            pass
+        held = self.driver.get("net-1")
+        self.assertEqual(cidr, held.cidr)
+        self.assertTrue(held.confirmed)
 
     def test_reserve_releases_on_error(self):
         def body():
@@ -250,18 +271,13 @@ class DriverContractTests(object):
                 raise RuntimeError("subnet creation failed")
 
         self.assertRaises(RuntimeError, body)
-        if self.driver.keeps_state:
-            self.assertIsNone(self.driver.get("net-1"))
-
-    # -- drivers that keep state -------------------------------------------
+        self.assertIsNone(self.driver.get("net-1"))
 
     def test_allocate_is_idempotent_per_owner(self):
-        self._stateful_only()
         first = self.driver.allocate("net-1", scope="r")
         self.assertEqual(first, self.driver.allocate("net-1", scope="r"))
 
     def test_no_overlap_within_a_scope(self):
-        self._stateful_only()
         cidrs = [self.driver.allocate("net-%d" % i, scope="r")
                  for i in range(4)]
         self.assertEqual(sorted(SMALL_POOL_CIDRS), sorted(cidrs))
@@ -270,7 +286,6 @@ class DriverContractTests(object):
         self.assertIn("4 allocated", str(e))
 
     def test_allocations_and_taken_both_count(self):
-        self._stateful_only()
         self.driver.allocate("net-1", scope="r", taken=SMALL_POOL_CIDRS[1:])
         e = self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
                               "net-2", scope="r",
@@ -278,7 +293,6 @@ class DriverContractTests(object):
         self.assertIn("1 allocated, 3 taken", str(e))
 
     def test_scopes_are_independent(self):
-        self._stateful_only()
         a = [self.driver.allocate("a-%d" % i, scope="router-a")
              for i in range(4)]
         b = [self.driver.allocate("b-%d" % i, scope="router-b")
@@ -286,7 +300,6 @@ class DriverContractTests(object):
         self.assertEqual(sorted(a), sorted(b))
 
     def test_release_frees_the_cidr(self):
-        self._stateful_only()
         cidrs = [self.driver.allocate("net-%d" % i, scope="r")
                  for i in range(4)]
         self.assertTrue(self.driver.release("net-2"))
@@ -295,7 +308,6 @@ class DriverContractTests(object):
         self.assertEqual(cidrs[2], self.driver.allocate("net-9", scope="r"))
 
     def test_get_and_list(self):
-        self._stateful_only()
         c1 = self.driver.allocate("net-1", scope="r1")
         c2 = self.driver.allocate("net-2", scope="r2")
         self.driver.confirm("net-1")
@@ -311,22 +323,24 @@ class DriverContractTests(object):
                          {(a.owner, a.cidr) for a in self.driver.list()})
 
     def test_usage_counts_the_scope(self):
-        self._stateful_only()
         self.driver.allocate("net-1", scope="r")
         self.driver.allocate("net-2", scope="r")
         usage = self.driver.usage(scope="r")
         self.assertEqual((4, 2, 2), (usage["size"], usage["allocated"],
                                      usage["free"]))
 
-    # -- drivers that keep no state ----------------------------------------
+
+class StatelessContractTests(DriverContractTests):
+    """The contract of a driver that keeps nothing between calls."""
+
+    def test_announces_no_state(self):
+        self.assertFalse(self.driver.keeps_state)
 
     def test_stateless_get_and_list_say_so(self):
-        self._stateless_only()
         e = self.assertRaises(exceptions.NotSupported, self.driver.get, "n")
         self.assertIn("no state", str(e))
         self.assertRaises(exceptions.NotSupported, self.driver.list)
 
     def test_stateless_release_returns_false(self):
-        self._stateless_only()
         self.driver.allocate("net-1")
         self.assertFalse(self.driver.release("net-1"))

@@ -25,16 +25,12 @@ import os
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr import exceptions
+from murano_cidr.tools.simulate import model
 from murano_cidr.tools.simulate import router as router_mod
 
 #: Seconds an engine waits at the barrier, or the runner for an engine,
 #: before the run is declared stuck.
 STEP_TIMEOUT = 120.0
-
-#: The outcomes an engine reports for one deployment.
-OK = "ok"
-COLLISION = "collision"
-ERROR = "error"
 
 #: What an engine reports once it is up, before its first trial.
 READY = "ready"
@@ -83,8 +79,9 @@ def deploy(driver, barrier, router, router_id, owner):
     :param router: the model router.
     :param router_id: the trial's router, the allocation's scope.
     :param owner: the network id.
-    :returns: ``(outcome, detail)``: :data:`OK` or :data:`COLLISION` and
-        the CIDR, or :data:`ERROR` and the error.
+    :returns: ``(outcome, detail)``: :data:`~model.OK` or
+        :data:`~model.COLLISION` and the CIDR, or :data:`~model.ERROR` and
+        the error.
     """
     cidr = error = None
     try:
@@ -95,15 +92,15 @@ def deploy(driver, barrier, router, router_id, owner):
     # NOTE: wait even after an error, or the other engines would hang.
     barrier.wait(STEP_TIMEOUT)
     if cidr is None:
-        return ERROR, error
-    outcome = OK
+        return model.ERROR, error
+    outcome = model.OK
     try:
         router.add_interface(router_id, owner, cidr)
         driver.confirm(owner)
     except router_mod.RouterInterfaceConflict:
-        outcome = COLLISION
+        outcome = model.COLLISION
     except Exception as e:
-        outcome, error = ERROR, "%s: %s" % (type(e).__name__, e)
+        outcome, error = model.ERROR, "%s: %s" % (type(e).__name__, e)
     with contextlib.suppress(exceptions.MuranoCidrException):
         driver.release(owner)
     return outcome, error or cidr

@@ -18,6 +18,11 @@ import typing
 
 from murano_cidr.tools.simulate import stats
 
+#: The outcomes an engine reports for one deployment.
+OK = "ok"
+COLLISION = "collision"
+ERROR = "error"
+
 
 @dataclasses.dataclass
 class Spec(object):
@@ -105,6 +110,30 @@ class Result(object):
     def birthday(self):
         """The birthday bound for uniform picks among the free slots."""
         return stats.birthday_bound(self.k, self.free)
+
+    def record(self, outcomes):
+        """Count one trial from what its K engines reported.
+
+        A trial in which an engine failed is an error, never a trial
+        without collision: the failed engine plugged no subnet in.
+
+        :param outcomes: ``(outcome, detail)`` per engine, outcome among
+            :data:`OK`, :data:`COLLISION` and :data:`ERROR`, detail the
+            CIDR or the error's text.
+        :returns: the first error's text, or None.
+        """
+        self.trials += 1
+        errors = [detail for outcome, detail in outcomes if outcome == ERROR]
+        if errors:
+            self.errors += 1
+            if self.first_error is None:
+                self.first_error = errors[0]
+            return errors[0]
+        refused = sum(1 for outcome, _ in outcomes if outcome == COLLISION)
+        self.refused += refused
+        if refused:
+            self.collided += 1
+        return None
 
     def to_dict(self):
         """Return the result, with the derived figures, for JSON/CSV."""

@@ -264,39 +264,40 @@ class Runner(object):
                                     _owner(self.rng)))
         outcomes = [self._collect() for _ in range(k)]
         router.delete(router_id)
-        result.trials += 1
-        errors = [detail for outcome, detail in outcomes
-                  if outcome == engine.ERROR]
-        if errors:
-            # NOTE: not a "no collision": the failed engine never plugged a
-            # subnet in, so the trial is left out of the probability.
-            result.errors += 1
-            if result.first_error is None:
-                result.first_error = errors[0]
-                LOG.debug("Driver %s failed at K=%d: %s", result.driver, k,
-                          errors[0])
-            return
-        refused = sum(1 for outcome, _ in outcomes
-                      if outcome == engine.COLLISION)
-        result.refused += refused
-        if refused:
-            result.collided += 1
+        error = result.record(outcomes)
+        if error is not None:
+            LOG.debug("Driver %s failed at K=%d: %s", result.driver, k,
+                      error)
 
     def _collect(self):
-        waited = 0.0
-        while True:
-            try:
-                _index, outcome, detail = self._results.get(timeout=1.0)
-                return outcome, detail
-            except queue.Empty:
-                waited += 1.0
-                dead = [w.name for w in self._workers if not w.is_alive()]
-                if dead:
-                    raise exceptions.SimulationError(
-                        reason="engine process %s died" % ", ".join(dead))
-                if waited > engine.STEP_TIMEOUT * 2:
-                    raise exceptions.SimulationError(
-                        reason="no engine answered for %d seconds" % waited)
+        return collect(self._results, self._workers)
+
+
+def collect(results, workers, poll=1.0, timeout=engine.STEP_TIMEOUT * 2):
+    """Wait for the next report of an engine.
+
+    :param results: the queue the engines report on.
+    :param workers: the engines' processes, watched while waiting.
+    :param poll: seconds between two looks at the processes.
+    :param timeout: seconds without any report before giving up.
+    :returns: ``(outcome, detail)``.
+    :raises murano_cidr.exceptions.SimulationError: if an engine process
+        died, or none reported for ``timeout`` seconds.
+    """
+    waited = 0.0
+    while True:
+        try:
+            _index, outcome, detail = results.get(timeout=poll)
+            return outcome, detail
+        except queue.Empty:
+            waited += poll
+            dead = [w.name for w in workers if not w.is_alive()]
+            if dead:
+                raise exceptions.SimulationError(
+                    reason="engine process %s died" % ", ".join(dead))
+            if waited > timeout:
+                raise exceptions.SimulationError(
+                    reason="no engine answered for %d seconds" % waited)
 
 
 def _has_option(spec, group, option):

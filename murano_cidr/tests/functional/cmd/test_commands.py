@@ -35,7 +35,7 @@ from murano_cidr.drivers import base as driver_base
 from murano_cidr.drivers.db import migration
 from murano_cidr import opts
 from murano_cidr.tests import base
-from murano_cidr.tests.functional.cmd import databases
+from murano_cidr.tests import db_fixture
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
@@ -44,23 +44,14 @@ POOL = ["10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24", "10.0.3.0/24"]
 DAYS_AGO = datetime.timedelta(days=2)
 
 
-def _sqlite():
-    return databases.SqliteDatabase()
-
-
-def _postgresql():
-    return databases.ProvisionedDatabase("postgresql")
-
-
 class CommandTestCase(base.TestCase):
 
-    scenarios = [("sqlite", {"database": _sqlite}),
-                 ("postgresql", {"database": _postgresql})]
+    scenarios = [(backend, {"backend": backend})
+                 for backend in (db_fixture.SQLITE, db_fixture.POSTGRESQL)]
 
     def setUp(self):
         super().setUp()
-        db = self.useFixture(self.database())
-        self.require_service(db.available, db.description)
+        db = self.use_database(self.backend)
         self.conf_file = self.write_config(
             "[cidr_allocator]\ndriver = db\nstate_path = %s\n"
             "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n"
@@ -145,7 +136,7 @@ class TestStatus(CommandTestCase):
 class TestStatusPool(CommandTestCase):
 
     # NOTE: the pool check reads no database; one backend is enough.
-    scenarios = [("sqlite", {"database": _sqlite})]
+    scenarios = [(db_fixture.SQLITE, {"backend": db_fixture.SQLITE})]
 
     def test_bad_pool_fails(self):
         self.sync()

@@ -12,12 +12,9 @@
 
 """The three backends the db driver is tested on, as test-case mixins.
 
-MySQL/MariaDB and PostgreSQL come from oslo.db's opportunistic fixtures: a
-randomly named database per test, created as ``openstack_citest`` (see
-``tools/test-setup.sh``) or through ``OS_TEST_DBAPI_ADMIN_CONNECTION``. A
-missing server skips the tests on a laptop and fails them in CI
-(:func:`murano_cidr.tests.base.services_required`). SQLite is a file, so
-that several processes can share it.
+Each mixin names a backend of :class:`murano_cidr.tests.db_fixture.Database`
+(the one database fixture of the tests): a fresh database per test, which
+skips on a laptop where the server is missing and fails in CI.
 
 A test module writes its tests once, in a mixin, and runs them on each
 backend::
@@ -29,64 +26,40 @@ backend::
 
 import multiprocessing
 from multiprocessing import util as mp_util
-import os
 import queue
-
-import fixtures
-from oslo_db.sqlalchemy import test_fixtures
-import sqlalchemy as sa
 
 from murano_cidr import allocator
 from murano_cidr.drivers.db import migration
 from murano_cidr import opts
 from murano_cidr.tests import base
+from murano_cidr.tests import db_fixture
 
-#: How long a test waits for its worker processes, in seconds.
 WORKER_TIMEOUT = 240
 
-# NOTE: multiprocessing keeps one temporary directory (where the
-# forkserver's socket lives) for the life of the process. Create it now,
-# outside the per-test temporary directory that oslotest removes after each
-# test, or the second test could not reach the forkserver.
 mp_util.get_temp_dir()
 
 
-class RequiredInCI(object):
-    """Fail instead of skipping when CI requires the database."""
+class _Backend(object):
+    """Set ``url`` and ``engine`` to a new database of :attr:`backend`."""
 
-    @property
-    def SKIP_ON_UNAVAILABLE_DB(self):
-        return not base.services_required()
-
-
-class _Opportunistic(RequiredInCI, test_fixtures.OpportunisticDBTestMixin):
-
-    def _setup_fixtures(self):
-        # Runs first in setUp: everything after it may use the database.
-        super()._setup_fixtures()
-        self.engine = self._db_default.engine
-        self.url = self.engine.url.render_as_string(hide_password=False)
-
-
-class MySQLBackend(_Opportunistic):
-    FIXTURE = test_fixtures.MySQLOpportunisticFixture
-    backend = "mysql"
-
-
-class PostgresqlBackend(_Opportunistic):
-    FIXTURE = test_fixtures.PostgresqlOpportunisticFixture
-    backend = "postgresql"
-
-
-class SqliteBackend(object):
-    backend = "sqlite"
+    backend = None
 
     def setUp(self):
-        path = self.useFixture(fixtures.TempDir()).path
-        self.url = "sqlite:///" + os.path.join(path, "murano-cidr.sqlite")
-        self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
-        self.addCleanup(self.engine.dispose)
+        db = self.use_database(self.backend)
+        self.url, self.engine = db.url, db.engine
         super().setUp()
+
+
+class SqliteBackend(_Backend):
+    backend = db_fixture.SQLITE
+
+
+class MySQLBackend(_Backend):
+    backend = db_fixture.MYSQL
+
+
+class PostgresqlBackend(_Backend):
+    backend = db_fixture.POSTGRESQL
 
 
 class DbTestCase(base.TestCase):

@@ -414,7 +414,7 @@ class TestCoordinationUrl(LockTestCase):
         self.assertEqual([], driver.list())
 
 
-class TestToozFileContract(contract.DriverContractTests, base.TestCase):
+class TestToozFileContract(contract.StatefulContractTests, base.TestCase):
     """The contract again, through tooz's file backend (no service)."""
 
     driver_name = "lock"

@@ -12,11 +12,11 @@
 
 """What the ``random`` and ``legacy`` drivers do beyond the contract."""
 
+import random
 import secrets
 from unittest import mock
 
 from murano_cidr import allocator
-from murano_cidr.drivers import random as random_driver
 from murano_cidr.tests import base
 from murano_cidr.tests.unit import murano_reference
 
@@ -28,8 +28,15 @@ class TestRandomDriver(base.TestCase):
         self.config(driver="random", max_environments=20)
         self.driver = allocator.get_allocator(self.conf)
 
-    def test_uses_the_system_random_source(self):
-        self.assertIsInstance(random_driver._RANDOM, secrets.SystemRandom)
+    def test_picks_do_not_follow_the_random_module_seed(self):
+        # Forked engines share the random module's state; the operating
+        # system's source is what keeps their picks apart.
+        picks = []
+        for _ in range(2):
+            random.seed(1502437)
+            picks.append([self.driver.allocate("net-%d" % i)
+                          for i in range(16)])
+        self.assertNotEqual(picks[0], picks[1])
 
     def test_every_free_candidate_is_reachable_exactly_once(self):
         # The pick maps randrange(free) one-to-one onto the free candidates,
@@ -38,7 +45,7 @@ class TestRandomDriver(base.TestCase):
         free = 32 - 4 - 1 - 1
         picks = []
         for n in range(free):
-            with mock.patch.object(random_driver._RANDOM, "randrange",
+            with mock.patch.object(secrets.SystemRandom, "randrange",
                                    return_value=n) as randrange:
                 picks.append(self.driver.allocate("net", taken=taken))
             randrange.assert_called_once_with(free)

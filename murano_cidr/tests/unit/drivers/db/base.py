@@ -12,12 +12,10 @@
 
 """A test case with a migrated SQLite allocation database."""
 
-import os
-
 from murano_cidr import allocator
-from murano_cidr.drivers.db import migration
 from murano_cidr import opts
 from murano_cidr.tests import base
+from murano_cidr.tests import db_fixture
 
 
 class DbTestCase(base.TestCase):
@@ -25,10 +23,10 @@ class DbTestCase(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.db_path = os.path.join(self.state_path, "test.sqlite")
-        self.db_config(connection="sqlite:///" + self.db_path,
-                       sqlite_synchronous=False)
-        migration.upgrade(self.conf)
+        self.database = self.use_database(db_fixture.SQLITE,
+                                          self.config_fixture, sync=True)
+        self.db_path = self.database.engine.url.database
+        self.db_config(sqlite_synchronous=False)
 
     def db_config(self, **kwargs):
         """Override ``[cidr_allocator_database]`` options for this test."""

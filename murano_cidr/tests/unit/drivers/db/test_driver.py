@@ -13,6 +13,7 @@
 """The db driver on SQLite, beyond the shared driver contract."""
 
 import datetime
+import os
 import sys
 from unittest import mock
 
@@ -375,10 +376,12 @@ class TestErrors(base.DbTestCase):
             + ".elsewhere", connection="sqlite:///" + self.db_path
             + ".elsewhere")
         driver = self.make_driver()
-        driver.allocate("n", scope="r")
-        self.assertEqual(self.db_path, driver.database.engine.url.database)
-        self.assertIs(driver.database.engine,
-                      driver.database._manager.reader.get_engine())
+        cidr = driver.allocate("n", scope="r")
+        self.assertEqual(cidr, driver.get("n").cidr)
+        with self.database.engine.connect() as conn:
+            self.assertEqual([("n", cidr)], conn.execute(sa.text(
+                "SELECT owner, cidr FROM murano_cidr_allocations")).all())
+        self.assertFalse(os.path.exists(self.db_path + ".elsewhere"))
 
     def test_configuration_objects_do_not_share_values(self):
         other = cfg.ConfigOpts()

@@ -27,13 +27,11 @@ class TestMigration(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.path = os.path.join(self.state_path, "m.sqlite")
-        self.url = "sqlite:///" + self.path
-        self.config_fixture.config(group="cidr_allocator_database",
-                                   connection=self.url)
+        db = self.use_database("sqlite", self.config_fixture)
+        self.url, self.engine = db.url, db.engine
 
     def tables(self):
-        return set(sa.inspect(sa.create_engine(self.url)).get_table_names())
+        return set(sa.inspect(self.engine).get_table_names())
 
     def test_upgrade_from_empty_to_head(self):
         self.assertIsNone(migration.current_revision(self.conf))
@@ -47,7 +45,7 @@ class TestMigration(base.TestCase):
                          migration.current_revision(self.conf))
 
     def test_shares_a_database_with_another_service(self):
-        engine = sa.create_engine(self.url)
+        engine = self.engine
         with engine.begin() as conn:
             conn.execute(sa.text("CREATE TABLE alembic_version "
                                  "(version_num VARCHAR(32) NOT NULL)"))

@@ -14,15 +14,11 @@
 
 import os
 import queue
-from unittest import mock
-
-import fixtures
 
 from murano_cidr import confutils
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import engine
 from murano_cidr.tools.simulate import model
 from murano_cidr.tools.simulate import runner
 from murano_cidr.tools.simulate import stats
@@ -124,45 +120,62 @@ class TestResult(base.TestCase):
 
 
 class TestTrial(base.TestCase):
-    """One trial's bookkeeping, with the engines' answers scripted."""
+    """One trial's bookkeeping, from the engines' reports."""
 
-    def _run_trials(self, *trials):
-        sim = runner.Runner(model.Spec(drivers=["lock"], ks=[2],
-                                       trials=len(trials)))
-        sim._tasks = [mock.Mock(), mock.Mock()]
-        answers = [outcome for trial in trials for outcome in trial]
-        self.useFixture(fixtures.MockPatchObject(sim, "_collect",
-                                                 side_effect=answers))
+    def _record(self, *trials):
         result = model.Result("lock", 2, 0, 32, 0)
-        for _ in trials:
-            sim._trial(result, pool=None, router=mock.Mock())
+        for outcomes in trials:
+            result.record(outcomes)
         return result
 
     def test_failed_trial_is_an_error_not_a_success(self):
-        result = self._run_trials(
-            [(engine.ERROR, "LockUnavailable: down"),
-             (engine.ERROR, "LockUnavailable: down")],
-            [(engine.OK, "10.0.0.0/24"), (engine.COLLISION, None)],
-            [(engine.OK, "10.0.0.0/24"), (engine.OK, "10.0.1.0/24")])
+        result = self._record(
+            [(model.ERROR, "LockUnavailable: down"),
+             (model.ERROR, "LockUnavailable: down")],
+            [(model.OK, "10.0.0.0/24"), (model.COLLISION, None)],
+            [(model.OK, "10.0.0.0/24"), (model.OK, "10.0.1.0/24")])
         self.assertEqual((3, 1, 2, 1, 1),
                          (result.trials, result.errors, result.completed,
                           result.collided, result.refused))
         self.assertAlmostEqual(0.5, result.probability)
         self.assertEqual("LockUnavailable: down", result.first_error)
 
-    def test_dead_engine_is_a_simulation_error(self):
-        sim = runner.Runner(model.Spec(drivers=["lock"], ks=[2], trials=1))
-        sim._results = mock.Mock(**{"get.side_effect": queue.Empty})
-        sim._workers = [mock.Mock(is_alive=lambda: True),
-                        mock.Mock(is_alive=lambda: False)]
-        sim._workers[1].name = "engine-1"
-        e = self.assertRaises(exceptions.SimulationError, sim._collect)
-        self.assertEqual("The simulation failed: engine process engine-1 "
-                         "died", str(e))
-
     def test_collision_beside_an_error_is_not_counted(self):
-        result = self._run_trials(
-            [(engine.COLLISION, None), (engine.ERROR, "Boom: x")])
+        result = self._record(
+            [(model.COLLISION, None), (model.ERROR, "Boom: x")])
         self.assertEqual((1, 1, 0, 0), (result.trials, result.errors,
                                         result.collided, result.refused))
         self.assertIsNone(result.probability)
+
+
+class _Process(object):
+    """What :func:`runner.collect` reads of an engine's process."""
+
+    def __init__(self, name, alive):
+        self.name = name
+        self.alive = alive
+
+    def is_alive(self):
+        return self.alive
+
+
+class TestCollect(base.TestCase):
+
+    def test_returns_the_next_report(self):
+        results = queue.Queue()
+        results.put((1, model.OK, "10.0.0.0/24"))
+        self.assertEqual((model.OK, "10.0.0.0/24"),
+                         runner.collect(results, [_Process("e", True)]))
+
+    def test_dead_engine_is_a_simulation_error(self):
+        workers = [_Process("engine-0", True), _Process("engine-1", False)]
+        e = self.assertRaises(exceptions.SimulationError, runner.collect,
+                              queue.Queue(), workers, poll=0.01)
+        self.assertEqual("The simulation failed: engine process engine-1 "
+                         "died", str(e))
+
+    def test_silent_engines_are_a_simulation_error(self):
+        e = self.assertRaises(exceptions.SimulationError, runner.collect,
+                              queue.Queue(), [_Process("e", True)],
+                              poll=0.01, timeout=0.05)
+        self.assertIn("no engine answered", str(e))
