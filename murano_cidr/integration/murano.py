@@ -12,20 +12,27 @@
 
 """What Murano's ``NetworkExplorer`` calls instead of picking CIDRs itself.
 
-The engine keeps its Neutron client and its MuranoPL; three methods of
-``io.murano.system.NetworkExplorer`` change::
+The engine keeps its Neutron client and its MuranoPL; its
+``get_available_cidr`` calls :func:`get_available_cidr` with the client,
+and two new methods call :func:`confirm_cidr` and :func:`release_cidr`.
+On Train and later (``ip_version`` exists there)::
 
     from murano_cidr.integration import murano as murano_cidr
 
     def get_available_cidr(self, router_id, net_id, ip_version=4):
-        return murano_cidr.get_available_cidr(self._client, router_id,
-                                              net_id, ip_version=ip_version)
+        return murano_cidr.get_available_cidr(
+            self._client, router_id, net_id, ip_version=ip_version)
 
     def confirm_cidr(self, net_id):
         murano_cidr.confirm_cidr(net_id)
 
     def release_cidr(self, net_id):
         return murano_cidr.release_cidr(net_id)
+
+The exact patch of each branch family (Python and MuranoPL) is in
+``doc/source/integration/patches/``. ``net_id`` is MuranoPL's ``id($)`` of
+the ``NeutronNetwork`` object, not a Neutron network id; integer ids, as
+Murano's unit tests pass, are their decimal strings.
 
 The CIDRs already on the router are read from the engine's client the way
 the engine always read them (the router's ports, their subnet ids, those
@@ -41,6 +48,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import exceptions
+from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
@@ -83,6 +91,19 @@ def router_cidrs(client, router_id):
             backend="Neutron",
             reason="unexpected answer while reading the subnets of router "
             "%s (missing or malformed %s)" % (router_id, e))
+
+
+def register_opts(conf=None):
+    """Register murano-cidr's options on the engine's configuration.
+
+    The allocator registers them itself when it is built; call this first
+    to set them from code, as a test of the engine does with
+    ``override_config``.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
+        :data:`oslo_config.cfg.CONF` if None.
+    """
+    opts.register_opts(cfg.CONF if conf is None else conf)
 
 
 def _call_neutron(method, router_id, **kwargs):

@@ -12,6 +12,8 @@
 
 """The Murano adapter against a stand-in Neutron client."""
 
+from oslo_config import cfg
+
 from murano_cidr.drivers import base as driver_base
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
@@ -339,3 +341,13 @@ class TestSharedAllocator(base.TestCase):
                          murano.get_available_cidr(client, ROUTER, "net-1"))
         murano.confirm_cidr("net-1")
         self.assertFalse(murano.release_cidr("net-1"))
+
+    def test_register_opts_lets_a_test_override_the_driver(self):
+        conf = cfg.ConfigOpts()
+        self.assertRaises(cfg.NoSuchGroupError, conf.set_override, "driver",
+                          "legacy", group="cidr_allocator")
+        murano.register_opts(conf)
+        murano.register_opts(conf)
+        conf.set_override("driver", "legacy", group="cidr_allocator")
+        self.assertEqual("legacy",
+                         murano.NetworkCidrAllocator(conf).driver.name)

@@ -1,0 +1,299 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Stand-ins for Murano's ``NetworkExplorer``, one per branch family.
+
+Each stand-in has the constructor, client access and method signatures of
+the real class on its branches (read from Murano's code and recorded in
+:data:`FAMILIES`), restated here in a few lines, and takes its three CIDR
+methods from the documented patch itself: the ``+`` side of the
+``net_explorer.py`` hunk in ``doc/source/integration/patches/<family>.diff``
+is executed with ``murano_cidr`` bound to the adapter, exactly as the
+patched engine imports it. So what the documentation tells an operator to
+apply is what these tests run.
+
+Like Murano's tests, the stand-ins find ``nclient``, ``auth_utils`` and
+``helpers`` as attributes of this module, which a test patches with mocks,
+and read ``CONF.networking`` from this module's ``CONF``.
+"""
+
+import dataclasses
+import inspect
+import os
+import textwrap
+
+from oslo_config import cfg
+
+import murano_cidr
+from murano_cidr.integration import murano as adapter
+
+#: Where the documented patches are, from the top of the source tree.
+PATCHES = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(murano_cidr.__file__))),
+    "doc", "source", "integration", "patches")
+
+ENGINE_FILE = "murano/engine/system/net_explorer.py"
+
+#: Patched by the tests, as Murano's tests patch its engine module.
+nclient = None
+auth_utils = None
+helpers = None
+CONF = cfg.CONF
+
+#: Murano's own ``[networking]`` options that the stand-ins read, with
+#: Murano's defaults (Liberty onwards). Registered by the tests on their
+#: configuration, never by the library.
+NETWORKING_OPTS = [
+    cfg.IntOpt("max_environments", default=250),
+    cfg.IntOpt("max_hosts", default=250),
+    cfg.StrOpt("env_ip_template", default="10.0.0.0"),
+    cfg.StrOpt("router_name", default="murano-default-router"),
+    cfg.BoolOpt("create_router", default=True),
+    cfg.StrOpt("external_network", default="ext-net"),
+    cfg.ListOpt("default_dns", default=[]),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Family(object):
+    """A family of Murano branches sharing one ``NetworkExplorer``.
+
+    :ivar name: the family, as the patch file names it.
+    :ivar branches: the stable branches it covers.
+    :ivar signatures: method name to its signature on those branches.
+    :ivar ip_version: whether ``get_available_cidr`` takes one.
+    """
+
+    name: str
+    branches: tuple
+    signatures: dict
+    ip_version: bool
+
+    @property
+    def patch(self):
+        """The path of the family's documented patch."""
+        return os.path.join(PATCHES, "murano-%s.diff" % self.name)
+
+
+_COMMON = {
+    "get_default_router": "(self)",
+    "get_external_network_id_for_router": "(self, router_id)",
+    "get_external_network_id_for_network": "(self, network_id)",
+    "_get_cidrs_taken_by_router": "(self, router_id)",
+    "list_networks": "(self)",
+    "list_subnetworks": "(self)",
+    "list_ports": "(self)",
+    "confirm_cidr": "(self, net_id)",
+    "release_cidr": "(self, net_id)",
+}
+
+FAMILIES = [
+    Family("train-2023.2",
+           ("train", "ussuri", "victoria", "wallaby", "xena", "yoga", "zed",
+            "2023.1", "2023.2"),
+           dict(_COMMON, __init__="(self, this, region_name=None)",
+                get_available_cidr="(self, router_id, net_id, ip_version=4)",
+                get_default_dns="(self, ip_version=4)",
+                list_neutron_extensions="(self)"),
+           ip_version=True),
+    Family("newton-stein",
+           ("newton", "ocata", "pike", "queens", "rocky", "stein"),
+           dict(_COMMON, __init__="(self, this, region_name=None)",
+                get_available_cidr="(self, router_id, net_id)",
+                get_default_dns="(self)",
+                list_neutron_extensions="(self)"),
+           ip_version=False),
+    Family("mitaka", ("mitaka",),
+           dict(_COMMON, __init__="(self, this)",
+                get_available_cidr="(self, router_id, net_id)",
+                get_default_dns="(self)",
+                list_neutron_extensions="(self)"),
+           ip_version=False),
+    Family("liberty", ("liberty",),
+           dict(_COMMON, __init__="(self)",
+                get_available_cidr="(self, router_id, net_id)",
+                get_default_dns="(self)"),
+           ip_version=False),
+]
+
+
+def engine_hunks(patch_path):
+    """Return the new side of the patch's hunks of the engine module.
+
+    :param patch_path: a unified diff.
+    :returns: ``(added import lines, new-side lines of every hunk)``.
+    """
+    imports, lines = [], []
+    in_file = False
+    with open(patch_path) as f:
+        for line in f.read().splitlines():
+            if line.startswith("diff --git "):
+                in_file = line.endswith(" b/" + ENGINE_FILE)
+            elif not in_file or line.startswith(("---", "+++", "@@",
+                                                 "index ")):
+                continue
+            elif line.startswith("+") and line[1:].startswith(
+                    ("import ", "from ")):
+                imports.append(line[1:])
+            elif line.startswith(("+", " ")):
+                lines.append(line[1:])
+            elif line == "":
+                lines.append("")
+    return imports, lines
+
+
+def patched_methods(family):
+    """Execute the family's patched CIDR methods.
+
+    :returns: a dictionary from method name to function.
+    """
+    imports, lines = engine_hunks(family.patch)
+    start = lines.index(next(ln for ln in lines
+                             if ln.startswith("    def get_available_cidr(")))
+    end = lines.index(next(ln for ln in lines[start:]
+                           if ln.startswith("    def get_default_dns(")))
+    namespace = {}
+    exec("\n".join(imports), namespace)
+    assert namespace.get("murano_cidr") is adapter, imports
+    exec(textwrap.dedent("\n".join(lines[start:end])), namespace)
+    return {name: namespace[name] for name in
+            ("get_available_cidr", "confirm_cidr", "release_cidr")}
+
+
+class _Explorer(object):
+    """What every family's engine does the same way, restated."""
+
+    def get_default_router(self):
+        routers = self._neutron.list_routers(
+            name=self._settings.router_name).get("routers")
+        if not routers:
+            raise KeyError("Router %s was not found"
+                           % self._settings.router_name)
+        return routers[0]["id"]
+
+    def get_external_network_id_for_router(self, router_id):
+        router = self._neutron.show_router(router_id).get("router")
+        if not router or "external_gateway_info" not in router:
+            return None
+        return router["external_gateway_info"].get("network_id")
+
+    def get_external_network_id_for_network(self, network_id):
+        network = self._neutron.show_network(network_id).get("network")
+        if network.get("router:external", False):
+            return network_id
+        return None
+
+    def _get_cidrs_taken_by_router(self, router_id):
+        if not router_id:
+            return []
+        ports = self._neutron.list_ports(device_id=router_id)["ports"]
+        ids = {ip["subnet_id"] for p in ports for ip in p["fixed_ips"]}
+        return [s["cidr"] for s in self._neutron.list_subnets()["subnets"]
+                if s["id"] in ids]
+
+    def list_networks(self):
+        return self._neutron.list_networks()["networks"]
+
+    def list_subnetworks(self):
+        return self._neutron.list_subnets()["subnets"]
+
+    def list_ports(self):
+        return self._neutron.list_ports()["ports"]
+
+
+class _RegionExplorer(_Explorer):
+    # Newton onwards: the client of the owning CloudRegion's region.
+
+    def __init__(self, this, region_name=None):
+        session = helpers.get_execution_session()
+        self._project_id = session.project_id
+        self._settings = CONF.networking
+        self._region = this.find_owner("io.murano.CloudRegion")
+        self._region_name = region_name
+
+    @property
+    def _client(self):
+        region = self._region_name or (
+            None if self._region is None else self._region["name"])
+        return nclient.Client(**auth_utils.get_session_client_parameters(
+            service_type="network", region=region, conf="neutron"))
+
+    _neutron = _client
+
+    def list_neutron_extensions(self):
+        return self._client.list_extensions()["extensions"]
+
+
+class _MitakaExplorer(_Explorer):
+    # Mitaka: the client of the owning Environment's region.
+
+    def __init__(self, this):
+        session = helpers.get_execution_session()
+        self._project_id = session.project_id
+        self._settings = CONF.networking
+        self._owner = this.find_owner("io.murano.Environment")
+
+    @property
+    def _client(self):
+        region = None if self._owner is None else self._owner["region"]
+        return nclient.Client(**auth_utils.get_session_client_parameters(
+            service_type="network", region=region, conf="neutron"))
+
+    _neutron = _client
+
+    def list_neutron_extensions(self):
+        return self._client.list_extensions()["extensions"]
+
+
+class _LibertyExplorer(_Explorer):
+    # Liberty: the environment's client factory, asked on every call.
+
+    def __init__(self):
+        environment = helpers.get_environment()
+        self._clients = environment.clients
+        self._tenant_id = environment.tenant_id
+        self._settings = CONF.networking
+
+    @property
+    def _neutron(self):
+        return self._clients.get_neutron_client()
+
+
+_BASES = {"train-2023.2": _RegionExplorer, "newton-stein": _RegionExplorer,
+          "mitaka": _MitakaExplorer, "liberty": _LibertyExplorer}
+
+
+def _default_dns(self):
+    return self._settings.default_dns
+
+
+def _default_dns_of_version(self, ip_version=4):
+    # Train onwards filters the list by version; the stand-in keeps it.
+    return [ip for ip in self._settings.default_dns
+            if (":" in ip) == (ip_version == 6)]
+
+
+def build_engine(family):
+    """Build the family's ``NetworkExplorer`` stand-in, patched.
+
+    :param family: a :class:`Family`.
+    :returns: a class.
+    """
+    methods = patched_methods(family)
+    methods["get_default_dns"] = (_default_dns_of_version
+                                  if family.ip_version else _default_dns)
+    return type("NetworkExplorer", (_BASES[family.name],), methods)
+
+
+def signature(cls, name):
+    """Return a method's signature as text, ``self`` included."""
+    return str(inspect.signature(getattr(cls, name)))
