@@ -43,6 +43,18 @@ def default_state_path():
     return os.path.join(base, "murano-cidr")
 
 
+#: Murano's own option group, whose pool options are read as deprecated
+#: fallbacks. Murano registers it; this library never does.
+MURANO_GROUP = "networking"
+
+
+def _murano(name):
+    # NOTE: a deprecated name is looked up in the parsed configuration
+    # files, whoever registered (or did not register) its group, so the
+    # engine's murano.conf keeps working without a [cidr_allocator] copy.
+    return cfg.DeprecatedOpt(name, group=MURANO_GROUP)
+
+
 driver_opts = [
     cfg.StrOpt(
         "driver",
@@ -72,20 +84,29 @@ pool_opts = [
     cfg.StrOpt(
         "env_ip_template",
         default="10.0.0.0",
+        deprecated_opts=[_murano("env_ip_template")],
         help=_("Template IPv4 address of the pool, with Murano's meaning: "
                "subnets are carved under it from max_environments and "
-               "max_hosts. Ignored when pool_cidrs is set.")),
+               "max_hosts. Ignored when pool_cidrs is set. Unset here, "
+               "Murano's [networking] env_ip_template is read (deprecated: "
+               "set it here).")),
     cfg.IntOpt(
         "max_environments",
         default=250,
+        deprecated_opts=[_murano("max_environments")],
         help=_("Number of environments the IPv4 pool must hold: the pool "
-               "has 2**ceil(log2(max_environments)) subnets. Murano's old "
-               "default was 20 (32 subnets).")),
+               "has 2**ceil(log2(max_environments)) subnets. 250, as in "
+               "Murano since Liberty, gives 256 subnets (Murano's Kilo "
+               "default of 20 gave 32). Unset here, Murano's [networking] "
+               "max_environments is read (deprecated: set it here).")),
     cfg.IntOpt(
         "max_hosts",
         default=250,
+        deprecated_opts=[_murano("max_hosts")],
         help=_("Number of hosts each IPv4 subnet must hold: subnets have "
-               "ceil(log2(max_hosts)) host bits (250 gives /24).")),
+               "ceil(log2(max_hosts)) host bits (250 gives /24). Unset here, "
+               "Murano's [networking] max_hosts is read (deprecated: set it "
+               "here).")),
     cfg.ListOpt(
         "pool_cidrs",
         default=[],

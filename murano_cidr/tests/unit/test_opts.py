@@ -72,3 +72,45 @@ class TestOpts(testtools.TestCase):
         conf.set_override("state_path", "~/x", group=opts.GROUP)
         self.assertEqual(os.path.join(os.path.expanduser("~"), "x"),
                          opts.state_path(conf))
+
+
+class TestMuranoNetworkingFallbacks(testtools.TestCase):
+    """``[networking]`` of murano.conf, read where ours are not set."""
+
+    def conf_from(self, text, murano_registers=True):
+        path = self.useFixture(fixtures.TempDir()).path + "/murano.conf"
+        with open(path, "w") as f:
+            f.write(text)
+        conf = cfg.ConfigOpts()
+        if murano_registers:
+            # What Murano's engine registers itself, with its defaults.
+            conf.register_opts([
+                cfg.IntOpt("max_environments", default=250),
+                cfg.IntOpt("max_hosts", default=250),
+                cfg.StrOpt("env_ip_template", default="10.0.0.0"),
+            ], group="networking")
+        opts.register_opts(conf)
+        conf(["--config-file", path], default_config_files=[])
+        return conf
+
+    def test_networking_values_are_read_when_ours_are_unset(self):
+        conf = self.conf_from("[networking]\nmax_environments = 100\n"
+                              "max_hosts = 60\n"
+                              "env_ip_template = 192.168.0.0\n")
+        group = conf[opts.GROUP]
+        self.assertEqual((100, 60, "192.168.0.0"),
+                         (group.max_environments, group.max_hosts,
+                          group.env_ip_template))
+        self.assertEqual(100, conf.networking.max_environments)
+
+    def test_ours_win_over_networking(self):
+        conf = self.conf_from("[networking]\nmax_environments = 100\n"
+                              "[cidr_allocator]\nmax_environments = 500\n")
+        self.assertEqual(500, conf[opts.GROUP].max_environments)
+        self.assertEqual(250, conf[opts.GROUP].max_hosts)
+
+    def test_read_even_where_nothing_registers_networking(self):
+        conf = self.conf_from("[networking]\nmax_hosts = 60\n",
+                              murano_registers=False)
+        self.assertEqual(60, conf[opts.GROUP].max_hosts)
+        self.assertNotIn("networking", conf)
