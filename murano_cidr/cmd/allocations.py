@@ -33,6 +33,10 @@ READS_ALLOCATIONS = (Capability.SHARES_STATE,)
 ALLOCATION_HEADERS = ("OWNER", "CIDR", "SCOPE", "STATE", "CREATED")
 USAGE_HEADERS = ("SCOPE", "IP", "POOL", "SIZE", "ALLOCATED", "TAKEN", "FREE",
                  "USED%")
+#: What ``usage --format json`` prints of each row: the table's columns,
+#: each once (``allocated`` counts the subnets the allocations block).
+USAGE_KEYS = ("scope", "ip_version", "pool", "prefixlen", "size", "allocated",
+              "taken", "free", "used_percent")
 
 
 def register(subparsers):
@@ -185,14 +189,15 @@ def do_usage(conf):
     args = conf.command
     if args.taken and args.scope is None:
         raise exceptions.InvalidArgument(
-            name="--taken", value=args.taken,
+            name="--taken", value=", ".join(args.taken),
             reason="lists CIDRs of one router; give --scope too")
     scope = usage_mod.ALL if args.scope is None else args.scope
     with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
                                  action="report usage") as driver:
         rows = usage_mod.report(driver, scope=scope, taken=args.taken,
                                 ip_version=args.ip_version)
-    output.emit(args.format, rows, USAGE_HEADERS,
+    output.emit(args.format, [{key: r[key] for key in USAGE_KEYS}
+                              for r in rows], USAGE_HEADERS,
                 [(r["scope"], r["ip_version"], "%s /%d" % (r["pool"],
                                                            r["prefixlen"]),
                   r["size"], r["allocated"], r["taken"], r["free"],

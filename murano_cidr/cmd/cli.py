@@ -23,8 +23,6 @@ configuration and returning an exit code (or None for success).
 
 import sys
 
-from oslo_config import cfg
-
 from murano_cidr.cmd import allocations
 from murano_cidr.cmd import bench
 from murano_cidr.cmd import common
@@ -39,18 +37,25 @@ COMMAND_MODULES = [allocations, operations, simulate, bench]
 
 def add_command_parsers(subparsers):
     """Add every sub-command's parser; the ``command`` option's handler."""
+    subparsers.metavar = "COMMAND"
     for module in COMMAND_MODULES:
         module.register(subparsers)
 
 
-command_opt = cfg.SubCommandOpt("command", title="Commands",
+DESCRIPTION = (
+    "Allocate, release and inspect the subnet CIDRs of Murano environments "
+    "with the driver of [cidr_allocator] in the configuration file; import "
+    "and prune allocations; measure the drivers (simulate, bench). Run "
+    "'murano-cidr COMMAND --help' for a command's arguments.")
+
+command_opt = common.CommandOpt("command", title="Commands",
                                 handler=add_command_parsers,
-                                help="Available commands")
+                                help="the command to run")
 
 
 def main(argv=None):
     """Entry point of the ``murano-cidr`` console script."""
-    return common.main(PROG, command_opt, argv)
+    return common.main(PROG, command_opt, argv, description=DESCRIPTION)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import traceback
 from oslo_config import cfg
 from oslo_log import log as logging
 
+import murano_cidr
 from murano_cidr import exceptions
 
 EXIT_OK = 0
@@ -42,8 +43,29 @@ EXIT_UNAVAILABLE = 3
 #: and of every database error its filters do not recognise; the command
 #: prints that error on one line, and --debug shows it all.
 QUIET_LIBRARIES = ["alembic=WARN", "stevedore=WARN", "tooz=WARN",
-                   "oslo_db.api=CRITICAL",
+                   "matplotlib=WARN", "PIL=WARN", "oslo_db.api=CRITICAL",
                    "oslo_db.sqlalchemy.exc_filters=CRITICAL"]
+
+VERBOSE_OPT = cfg.BoolOpt(
+    "verbose", short="v", default=False,
+    help="Log what the command does (INFO lines) on standard error. "
+    "Without it, or --debug, only warnings and errors are logged.")
+
+
+class CommandOpt(cfg.SubCommandOpt):
+    """The sub-command option, listed first in ``--help``.
+
+    Without it the list of commands would come last, after every oslo.log
+    option, where a user looking for what the program does reads last.
+    """
+
+    def _add_to_cli(self, parser, group=None):
+        super()._add_to_cli(parser, group)
+        # NOTE: argparse prints its argument groups in the order they were
+        # made; add_subparsers() has just made the commands' group, after
+        # the group of options.
+        groups = parser._action_groups
+        groups.insert(0, groups.pop())
 
 
 #: oslo.config's text for a value of the wrong type; it names the option,
@@ -64,6 +86,7 @@ def register_logging(conf):
     :param conf: the script's :class:`oslo_config.cfg.ConfigOpts`.
     """
     logging.register_options(conf)
+    conf.register_cli_opt(VERBOSE_OPT)
     conf.set_default("use_stderr", True)
     logging.set_defaults(default_log_levels=(
         logging.get_default_log_levels() + QUIET_LIBRARIES))
@@ -75,7 +98,46 @@ def register_logging(conf):
         std_logging.getLogger(name).setLevel(level)
 
 
-def main(prog, command_opt, argv=None, register=None):
+def setup_logging(conf):
+    """Set up oslo.log for a console script, after the command line is read.
+
+    Only warnings and errors are logged, unless ``--verbose`` (INFO) or
+    ``--debug`` asks for more; a logging configuration file
+    (``--log-config-append``) decides on its own.
+
+    :param conf: the parsed configuration, with :func:`register_logging`'s
+        options.
+    """
+    logging.setup(conf, "murano-cidr")
+    if not (conf.debug or conf.verbose or conf.log_config_append):
+        std_logging.getLogger().setLevel(std_logging.WARNING)
+
+
+def parse(conf, argv, prog, description=None, usage=None):
+    """Parse a console script's command line and configuration files.
+
+    Adds ``--version`` (the installed murano-cidr's) and the program's
+    description to ``--help``.
+
+    :param conf: the :class:`oslo_config.cfg.ConfigOpts` to parse into.
+    :param argv: the arguments, without the program name.
+    :param prog: the program name.
+    :param description: what the program does, printed first by ``--help``.
+    :param usage: the usage line (``%(prog)s`` is the program name).
+    :raises oslo_config.cfg.Error: for a bad command line or file.
+    """
+    conf(argv, project="murano-cidr", prog=prog,
+         version=murano_cidr.__version__, description=description,
+         usage=usage)
+
+
+#: The usage line of the scripts made of sub-commands.
+USAGE = ("%(prog)s [--config-file PATH] [--verbose | --debug] COMMAND "
+         "[ARGS]\n       %(prog)s COMMAND --help\n       %(prog)s "
+         "--version")
+
+
+def main(prog, command_opt, argv=None, register=None, description=None):
     """Run a console script made of oslo.config sub-commands.
 
     Parses ``argv`` (with ``--config-file`` and the rest of oslo.config's
@@ -88,6 +150,7 @@ def main(prog, command_opt, argv=None, register=None):
         parsers set ``action``.
     :param argv: the arguments; ``sys.argv[1:]`` if None.
     :param register: optional ``register(conf)`` for more options.
+    :param description: what the program does, for ``--help``.
     :returns: the exit code.
     """
     conf = cfg.ConfigOpts()
@@ -98,8 +161,8 @@ def main(prog, command_opt, argv=None, register=None):
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():
-        conf(argv, project="murano-cidr", prog=prog)
-        logging.setup(conf, "murano-cidr")
+        parse(conf, argv, prog, description, USAGE)
+        setup_logging(conf)
         return conf.command.action(conf)
 
     return run(prog, _run, conf)

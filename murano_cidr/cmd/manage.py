@@ -26,8 +26,6 @@ errors are one line on standard error with the exit codes of
 
 import sys
 
-from oslo_config import cfg
-
 from murano_cidr.cmd import common
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import migration
@@ -65,6 +63,7 @@ def do_db_stamp(conf):
 
 def add_command_parsers(subparsers):
     """Add the ``db`` commands; the ``command`` option's handler."""
+    subparsers.metavar = "COMMAND"
     db = subparsers.add_parser(
         "db", help="the db driver's tables",
         description="Create, upgrade and inspect the db driver's tables.")
@@ -88,14 +87,21 @@ def add_command_parsers(subparsers):
     stamp.set_defaults(action=do_db_stamp)
 
 
-command_opt = cfg.SubCommandOpt("command", title="Commands",
+DESCRIPTION = (
+    "Create, upgrade and inspect the db driver's tables in "
+    "[cidr_allocator_database] connection (unset: an SQLite file under "
+    "[cidr_allocator] state_path). Run 'murano-cidr-manage db sync' before "
+    "the db driver is first used and after every upgrade.")
+
+command_opt = common.CommandOpt("command", title="Commands",
                                 handler=add_command_parsers,
-                                help="Available commands")
+                                help="the command to run")
 
 
 def main(argv=None):
     """Entry point of the ``murano-cidr-manage`` console script."""
-    return common.main(PROG, command_opt, argv, register=opts.register_opts)
+    return common.main(PROG, command_opt, argv, register=opts.register_opts,
+                       description=DESCRIPTION)
 
 
 if __name__ == "__main__":

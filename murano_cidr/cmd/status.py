@@ -60,6 +60,10 @@ from murano_cidr import pool as pool_mod
 LOG = logging.getLogger(__name__)
 
 PROG = "murano-cidr-status"
+DESCRIPTION = (
+    "Check that murano-cidr can run with this configuration, before and "
+    "after an upgrade: the driver, the pool, the database schema or the "
+    "lock service. Exit code 0: ready; 1: warnings; 2: a failure to fix.")
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING
 FAILURE = upgradecheck.Code.FAILURE
@@ -297,8 +301,16 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():
-        code = upgradecheck.main(conf, "murano-cidr", Checks(conf), argv)
-        return int(code)
+        upgradecheck.register_cli_options(conf, Checks(conf))
+        common.parse(conf, argv, PROG, DESCRIPTION,
+                     "%(prog)s [--config-file PATH] upgrade check [--json]"
+                     "\n       %(prog)s --version")
+        common.setup_logging(conf)
+        # NOTE: what upgradecheck.main() does besides parsing, which is
+        # done here to add --version and the description: the checks read
+        # --json from the module's CONF.
+        upgradecheck.CONF = conf
+        return int(upgradecheck.run(conf))
 
     return common.run(PROG, _run, conf)
 

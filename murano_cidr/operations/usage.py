@@ -62,7 +62,7 @@ def report(driver, scope=ALL, taken=(), ip_version=None):
     pools = {v: driver.pool(v) for v in versions}
     if scope is ALL and taken:
         raise exceptions.InvalidArgument(
-            name="taken", value=list(taken),
+            name="taken", value=", ".join(str(c) for c in taken),
             reason="belongs to one router; give a scope too")
     taken = [taken_mod.parse_cidr(c) for c in taken]
     held = collections.defaultdict(list)

@@ -126,10 +126,10 @@ class Runner(object):
         spec = self.spec
         if not spec.drivers:
             raise exceptions.InvalidArgument(
-                name="drivers", value=spec.drivers, reason="is empty")
+                message="no driver to simulate: the list of drivers is empty")
         if not spec.ks or any(k < 1 for k in spec.ks):
             raise exceptions.InvalidArgument(
-                name="K", value=spec.ks,
+                name="K", value=",".join(str(k) for k in spec.ks),
                 reason="must be one or more positive integers")
         if max(spec.ks) > MAX_CONCURRENCY:
             raise exceptions.InvalidArgument(

@@ -1,0 +1,137 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The console scripts as a user meets them: help, version, quiet output."""
+
+import io
+import json
+import os
+
+import fixtures
+
+import murano_cidr
+from murano_cidr.cmd import cli
+from murano_cidr.cmd import manage
+from murano_cidr.cmd import status
+from murano_cidr.tests import base
+
+
+class ConsoleTestCase(base.TestCase):
+
+    def run_exiting(self, main, *args):
+        """Run a main that exits through argparse (--help, --version).
+
+        :returns: ``(exit code, standard output, standard error)``.
+        """
+        out, err = io.StringIO(), io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", err))
+        e = self.assertRaises(SystemExit, main, list(args))
+        return e.code, out.getvalue(), err.getvalue()
+
+
+class TestHelp(ConsoleTestCase):
+
+    def assertInOrder(self, text, *parts):
+        """Each part is found in text after the one before it."""
+        position = 0
+        for part in parts:
+            found = text.find(part, position)
+            self.assertNotEqual(-1, found, "%r not after %r in:\n%s"
+                                % (part, text[:position][-40:], text))
+            position = found + len(part)
+
+    def test_murano_cidr_describes_itself_and_lists_commands_first(self):
+        code, out, _err = self.run_exiting(cli.main, "--help")
+        self.assertEqual(0, code)
+        self.assertTrue(out.startswith("usage: murano-cidr "), out)
+        self.assertInOrder(out, "usage:", cli.DESCRIPTION[:40],
+                           "Commands:", "\n  COMMAND ", "\n    allocate ",
+                           "\n    release ", "\n    simulate ",
+                           "\n    bench ", "options:", "\n  --config-file",
+                           "\n  --log-dir", "\n  --use-syslog")
+
+    def test_manage_describes_itself_and_lists_commands_first(self):
+        code, out, _err = self.run_exiting(manage.main, "--help")
+        self.assertEqual(0, code)
+        self.assertInOrder(out, "usage: murano-cidr-manage",
+                           manage.DESCRIPTION[:40], "Commands:", "\n    db ",
+                           "options:", "\n  --log-dir")
+
+    def test_status_describes_itself_first(self):
+        code, out, _err = self.run_exiting(status.main, "--help")
+        self.assertEqual(0, code)
+        self.assertInOrder(out, "usage: murano-cidr-status",
+                           "upgrade check", status.DESCRIPTION[:40],
+                           "options:", "\n  --log-dir")
+
+
+class TestVersion(ConsoleTestCase):
+
+    def test_every_script_prints_the_version(self):
+        for main in (cli.main, manage.main, status.main):
+            code, out, err = self.run_exiting(main, "--version")
+            self.assertEqual((0, murano_cidr.__version__ + "\n", ""),
+                             (code, out, err), main.__module__)
+
+
+class TestQuietOutput(base.TestCase):
+    """Commands print their result; log lines only with --verbose."""
+
+    def setUp(self):
+        super().setUp()
+        db = self.use_database("sqlite", sync=True)
+        self.conf_file = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(self.conf_file, "w") as f:
+            f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
+                    "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n"
+                    "[cidr_allocator_database]\nconnection = %s\n"
+                    % (self.state_path, db.url))
+
+    def cidr(self, *args):
+        return self.run_main(cli.main, "--config-file", self.conf_file, *args)
+
+    def test_no_log_lines_without_verbose(self):
+        rows = os.path.join(self.state_path, "rows.json")
+        with open(rows, "w") as f:
+            json.dump([{"scope": "r", "cidr": "10.0.3.0/24",
+                        "owner": "old"}], f)
+        for args in (("allocate", "net-1", "--scope", "r"),
+                     ("confirm", "net-1"), ("release", "net-1"),
+                     ("import", rows), ("list",), ("usage",)):
+            code, out, err = self.cidr(*args)
+            self.assertEqual((0, ""), (code, err), args)
+            self.assertNotEqual("", out, args)
+
+    def test_verbose_logs_what_the_command_does(self):
+        code, out, err = self.cidr("--verbose", "allocate", "net-1",
+                                   "--scope", "r")
+        self.assertEqual(0, code)
+        self.assertIn("INFO murano_cidr.drivers.db", err)
+        self.assertIn("Allocated %s to net-1" % out.strip(), err)
+
+    def test_usage_json_has_each_figure_once(self):
+        self.cidr("allocate", "net-1", "--scope", "r")
+        code, out, err = self.cidr("usage", "--format", "json")
+        self.assertEqual((0, ""), (code, err))
+        self.assertEqual(
+            [{"scope": "r", "ip_version": 4, "pool": "10.0.0.0/22",
+              "prefixlen": 24, "size": 4, "allocated": 1, "taken": 0,
+              "free": 3, "used_percent": 25.0}], json.loads(out))
+
+    def test_errors_print_values_not_lists(self):
+        code, out, err = self.cidr("usage", "--taken", "10.0.0.0/24",
+                                   "--taken", "10.0.1.0/24")
+        self.assertEqual(2, code)
+        self.assertEqual(
+            "murano-cidr: error: Invalid --taken '10.0.0.0/24, 10.0.1.0/24': "
+            "lists CIDRs of one router; give --scope too\n", err)
