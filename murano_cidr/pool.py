@@ -30,6 +30,7 @@ import netaddr
 from murano_cidr import exceptions
 from murano_cidr import freemap
 from murano_cidr import opts
+from murano_cidr import special_ranges
 from murano_cidr import taken as taken_mod
 
 #: The largest pool accepted, in candidates. Far beyond any Murano cloud, and
@@ -99,7 +100,7 @@ class Pool(object):
         :param max_hosts: how many hosts each subnet must hold.
         :returns: a :class:`Pool`.
         :raises murano_cidr.exceptions.InvalidConfig: naming the option at
-            fault.
+            fault (see also :func:`murano_cidr.special_ranges.refuse`).
         """
         _positive_int(max_environments, "max_environments")
         _positive_int(max_hosts, "max_hosts")
@@ -147,6 +148,7 @@ class Pool(object):
                 "%d hosts need; use %s"
                 % (address, parent_prefix, max_environments, max_hosts,
                    parent.network))
+        special_ranges.refuse([parent.cidr], "env_ip_template")
         return cls([parent.cidr], 32 - host_bits)
 
     @classmethod
@@ -162,7 +164,7 @@ class Pool(object):
         :param version: if given, the IP version every network must have.
         :returns: a :class:`Pool`.
         :raises murano_cidr.exceptions.InvalidConfig: naming the option at
-            fault.
+            fault (see also :func:`murano_cidr.special_ranges.refuse`).
         """
         if isinstance(cidrs, str):
             cidrs = cidrs.split(",")
@@ -229,6 +231,7 @@ class Pool(object):
                 reason="/%d subnets of %s make a pool of %d, beyond the limit "
                 "of %d" % (prefixlen, ", ".join(str(n) for n in networks),
                            size, MAX_POOL_SIZE))
+        special_ranges.refuse(networks, cidrs_option)
         return cls(networks, prefixlen)
 
     # -- the sequence of candidates ----------------------------------------
@@ -388,6 +391,7 @@ def pools_from_conf(conf):
     else:
         pools[4] = Pool.from_murano(
             group.env_ip_template, group.max_environments, group.max_hosts)
+    special_ranges.warn_if_public(pools[4])
     if group.ipv6_pool_cidrs:
         pools[6] = Pool.from_cidrs(
             group.ipv6_pool_cidrs, group.ipv6_subnet_prefixlen,
