@@ -183,6 +183,12 @@ lock_opts = [
 
 DATABASE_GROUP = "cidr_allocator_database"
 
+#: The first-connection retries of the console scripts, which an operator
+#: waits for: they replace the defaults of ``max_retries`` and
+#: ``retry_interval`` (see :func:`set_command_defaults`).
+COMMAND_MAX_RETRIES = 2
+COMMAND_RETRY_INTERVAL = 1
+
 database_group = cfg.OptGroup(
     DATABASE_GROUP,
     title="CIDR allocator database options",
@@ -248,6 +254,26 @@ database_opts = [
         default=False,
         help=_("Add Python stack traces to SQL statements as comments.")),
     cfg.IntOpt(
+        "max_retries",
+        default=10,
+        min=0,
+        help=_("How often the first connection of a process is retried "
+               "when the database does not answer (oslo.db's option of the "
+               "same name, with its default; unlike oslo.db's, -1 is not "
+               "accepted). Each wait is logged with the database's URL. "
+               "The murano-cidr commands default to "
+               "%(retries)d retries, %(interval)d s apart, so that an "
+               "unreachable database fails them within seconds; set it "
+               "here to change that too.")
+        % {"retries": COMMAND_MAX_RETRIES,
+           "interval": COMMAND_RETRY_INTERVAL}),
+    cfg.IntOpt(
+        "retry_interval",
+        default=10,
+        min=0,
+        help=_("Seconds between two attempts of that first connection "
+               "(oslo.db's option of the same name, with its default).")),
+    cfg.IntOpt(
         "db_max_retries",
         default=20,
         min=0,
@@ -288,6 +314,20 @@ def register_opts(conf):
         conf.register_opts(group_opts, group=group)
     conf.register_group(_fresh(database_group))
     conf.register_opts(database_opts, group=DATABASE_GROUP)
+
+
+def set_command_defaults(conf):
+    """Give a console script a shorter wait for an unreachable database.
+
+    The options are registered first; values from the configuration files
+    still win.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    register_opts(conf)
+    conf.set_default("max_retries", COMMAND_MAX_RETRIES, group=DATABASE_GROUP)
+    conf.set_default("retry_interval", COMMAND_RETRY_INTERVAL,
+                     group=DATABASE_GROUP)
 
 
 def register_listed(conf, listed):

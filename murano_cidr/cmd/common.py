@@ -31,6 +31,7 @@ from oslo_log import log as logging
 
 import murano_cidr
 from murano_cidr import exceptions
+from murano_cidr import opts
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -155,6 +156,7 @@ def main(prog, command_opt, argv=None, register=None, description=None):
     """
     conf = cfg.ConfigOpts()
     register_logging(conf)
+    opts.set_command_defaults(conf)
     if register is not None:
         register(conf)
     conf.register_cli_opt(command_opt)

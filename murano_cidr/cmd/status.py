@@ -298,6 +298,7 @@ def main(argv=None):
     conf = cfg.ConfigOpts()
     opts.register_opts(conf)
     common.register_logging(conf)
+    opts.set_command_defaults(conf)
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():

@@ -186,6 +186,8 @@ class Database(object):
             parameters = "&".join(p for p in (parameters, "charset=utf8mb4")
                                   if p)
         self.max_retries = group.db_max_retries
+        self.connect_retries = group.max_retries
+        self.connect_interval = group.retry_interval
         self._schema_check = schema_check
         self._synced = schema_check is None
         self._sync_lock = threading.Lock()
@@ -208,8 +210,8 @@ class Database(object):
             "sqlite_synchronous": group.sqlite_synchronous,
             "connection_trace": group.connection_trace,
             "connection_parameters": parameters,
-            # No connection test at start-up: the first operation connects,
-            # and its retries cover a server that is still starting.
+            # No connection test when the engine is created: the first
+            # operation waits for the server (wait_for_connection).
             "max_retries": 0,
             "retry_interval": 0,
             "thread_checkin": True,
@@ -231,6 +233,10 @@ class Database(object):
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
             retry_on_deadlock=True, retry_on_disconnect=True, jitter=True,
             exception_checker=_retry_on)
+        self._connect_retry = oslo_db_api.wrap_db_retry(
+            max_retries=self.connect_retries,
+            retry_interval=self.connect_interval, inc_retry_interval=False,
+            retry_on_disconnect=True)
 
     # -- engine and errors -------------------------------------------------
 
@@ -282,6 +288,46 @@ class Database(object):
         return exceptions.DatabaseUnavailable(url=self.safe_url,
                                               reason=reason)
 
+    def wait_for_connection(self):
+        """Connect once, waiting for a database that does not answer yet.
+
+        A failed attempt is logged once, naming the database (password
+        hidden) and the wait, then retried ``[cidr_allocator_database]
+        max_retries`` times, ``retry_interval`` seconds apart (oslo.db's
+        options; the console scripts default to fewer, see
+        :func:`murano_cidr.opts.set_command_defaults`). Run once, before
+        the first operation.
+
+        :raises murano_cidr.exceptions.DatabaseUnavailable: if no attempt
+            connects.
+        """
+        failures = []
+
+        def attempt():
+            try:
+                with self.engine.connect():
+                    return
+            except db_exc.DBConnectionError as e:
+                failures.append(e)
+            # NOTE: logged outside the except block, or oslo.log appends
+            # the exception being handled to the line.
+            if len(failures) == 1 and self.connect_retries:
+                LOG.warning(
+                    "Cannot connect to the allocation database %s (%s); "
+                    "waiting for it: %d more attempts, %d s apart "
+                    "([%s] max_retries, retry_interval)", self.safe_url,
+                    one_line(failures[0]), self.connect_retries,
+                    self.connect_interval, opts.DATABASE_GROUP)
+            raise failures[-1]
+
+        with self.translate_errors():
+            try:
+                self._connect_retry(attempt)()
+            except db_exc.DBConnectionError as e:
+                raise self.unavailable(
+                    "cannot connect, %d attempts %d s apart (%s)"
+                    % (len(failures), self.connect_interval, one_line(e)))
+
     # -- schema --------------------------------------------------------------
 
     def ensure_synced(self):
@@ -295,6 +341,7 @@ class Database(object):
         with self._sync_lock:
             if self._synced:
                 return
+            self.wait_for_connection()
 
             def attempt():
                 with self.engine.connect() as connection:

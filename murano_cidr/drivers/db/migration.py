@@ -252,6 +252,7 @@ def revision_of_engine(engine):
 def _with_database(conf, func, *args):
     database = api.Database(conf)
     try:
+        database.wait_for_connection()
         with database.translate_errors():
             return func(database.engine, *args)
     finally:

@@ -88,7 +88,7 @@ class TestMigration(base.TestCase):
     def test_unreachable_database(self):
         self.config_fixture.config(
             group="cidr_allocator_database",
-            connection="mysql+pymysql://u:pw@127.0.0.1:1/x")
+            connection="mysql+pymysql://u:pw@127.0.0.1:1/x", max_retries=0)
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               migration.current_revision, self.conf)
         self.assertIn("u:***@127.0.0.1:1/x", str(e))

@@ -1,0 +1,118 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Waiting for a database that does not answer: said, and bounded.
+
+The pauses are recorded, not slept: oslo.db's retry decorator sleeps with
+``time.sleep``, replaced here by a list of the pauses asked for.
+"""
+
+import logging
+import os
+
+import fixtures
+
+from murano_cidr import allocator
+from murano_cidr.cmd import cli
+from murano_cidr.cmd import manage
+from murano_cidr import exceptions
+from murano_cidr import opts
+from murano_cidr.tests import base
+
+#: Nothing listens on port 1 (MySQL's client is in test-requirements).
+DOWN = "mysql+pymysql://murano:s3cret@127.0.0.1:1/murano"
+SHOWN = "murano:***@127.0.0.1:1/murano"
+
+
+class WaitTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.pauses = []
+        self.useFixture(fixtures.MonkeyPatch("time.sleep",
+                                             self.pauses.append))
+
+
+class TestEngineWait(WaitTestCase):
+    """A service (the engine) waits as oslo.db's options say."""
+
+    def driver(self, **database):
+        self.config(driver="db")
+        self.config_fixture.config(group=opts.DATABASE_GROUP,
+                                   connection=DOWN, **database)
+        driver = allocator.get_allocator(self.conf)
+        self.addCleanup(driver.close)
+        return driver
+
+    def test_oslo_db_defaults(self):
+        driver = self.driver()
+        self.assertRaises(exceptions.DatabaseUnavailable, driver.list)
+        # oslo.db's max_retries and retry_interval defaults: 10 and 10 s.
+        self.assertEqual([10] * 10, self.pauses)
+
+    def test_the_wait_is_logged_once_naming_the_database(self):
+        logger = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        driver = self.driver(max_retries=3, retry_interval=7)
+        e = self.assertRaises(exceptions.DatabaseUnavailable,
+                              driver.allocate, "net-1", scope="r")
+        self.assertEqual([7, 7, 7], self.pauses)
+        self.assertIn(SHOWN, str(e))
+        self.assertIn("4 attempts", str(e))
+        waits = [line for line in logger.output.splitlines()
+                 if "waiting for it" in line]
+        self.assertEqual(1, len(waits), logger.output)
+        self.assertIn(SHOWN, waits[0])
+        self.assertIn("3 more attempts, 7 s apart", waits[0])
+        self.assertNotIn("s3cret", logger.output)
+
+    def test_no_retries(self):
+        logger = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        driver = self.driver(max_retries=0)
+        self.assertRaises(exceptions.DatabaseUnavailable, driver.list)
+        self.assertEqual([], self.pauses)
+        self.assertNotIn("waiting for it", logger.output)
+
+
+class TestCommandWait(WaitTestCase):
+    """An operator's command gives up within seconds, and says why."""
+
+    def write_config(self, extra=""):
+        path = os.path.join(self.state_path, "murano.conf")
+        with open(path, "w") as f:
+            f.write("[cidr_allocator]\nstate_path = %s\n"
+                    "[cidr_allocator_database]\nconnection = %s\n%s"
+                    % (self.state_path, DOWN, extra))
+        return path
+
+    def test_commands_use_a_short_budget(self):
+        path = self.write_config()
+        for main, args in ((cli.main, ["list"]),
+                           (manage.main, ["db", "sync"])):
+            del self.pauses[:]
+            code, out, err = self.run_main(main, "--config-file", path,
+                                           *args)
+            self.assertEqual(3, code, err)
+            self.assertEqual([opts.COMMAND_RETRY_INTERVAL]
+                             * opts.COMMAND_MAX_RETRIES, self.pauses)
+            lines = err.strip().splitlines()
+            self.assertEqual(2, len(lines), err)
+            self.assertIn("waiting for it", lines[0])
+            self.assertIn(SHOWN, lines[0])
+            self.assertIn("error: The allocation database", lines[1])
+            self.assertNotIn("s3cret", err)
+
+    def test_the_configuration_file_wins(self):
+        path = self.write_config("max_retries = 5\nretry_interval = 2\n")
+        code, out, err = self.run_main(cli.main, "--config-file", path,
+                                       "list")
+        self.assertEqual(3, code, err)
+        self.assertEqual([2] * 5, self.pauses)
