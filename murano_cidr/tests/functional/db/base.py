@@ -98,10 +98,25 @@ class DbTestCase(base.TestCase):
 
         :returns: the results, one per process.
         """
+        return self.collect_workers(*self.start_workers(target, args_list))
+
+    @staticmethod
+    def worker_context():
+        """Return the multiprocessing context the workers run in.
+
+        Their queues and events must come from it.
+        """
         # NOTE: forkserver, not fork: no engine or connection of this
         # process leaks into a worker, and the server forks workers with
         # the modules already imported, which spawn would redo each time.
-        context = multiprocessing.get_context("forkserver")
+        return multiprocessing.get_context("forkserver")
+
+    def start_workers(self, target, args_list):
+        """Start ``target(*args, barrier, results)`` in new processes.
+
+        :returns: ``(processes, results)`` for :meth:`collect_workers`.
+        """
+        context = self.worker_context()
         context.set_forkserver_preload([target.__module__])
         barrier = context.Barrier(len(args_list))
         results = context.Queue()
@@ -111,6 +126,16 @@ class DbTestCase(base.TestCase):
         for process in processes:
             process.start()
         self.addCleanup(self._reap, processes)
+        # NOTE: the workers unpickle the barrier after start() returned,
+        # which no longer holds its arguments: keep it alive until then.
+        self.addCleanup(lambda: barrier)
+        return processes, results
+
+    def collect_workers(self, processes, results):
+        """Wait for the workers :meth:`start_workers` started.
+
+        :returns: the results, one per process.
+        """
         collected = []
         for _ in processes:
             try:

@@ -17,6 +17,8 @@ process boundary but plain values), waits at the barrier so that all start
 together, and reports what every call returned or raised.
 """
 
+import logging
+import os
 import random
 
 from oslo_config import cfg
@@ -24,16 +26,22 @@ from oslo_config import cfg
 from murano_cidr import allocator
 from murano_cidr import exceptions
 from murano_cidr import opts
+from murano_cidr.tests.functional import history
 
 
-def build_driver(url, settings):
-    """Build a db driver from a URL and ``[cidr_allocator]`` settings."""
+def build_driver(url, settings, database_settings=None):
+    """Build a db driver from a URL and ``[cidr_allocator]`` settings.
+
+    :param database_settings: more ``[cidr_allocator_database]`` options.
+    """
     conf = cfg.ConfigOpts()
     conf([], project="murano-cidr-test", default_config_files=[],
          default_config_dirs=[])
     opts.register_opts(conf)
     for name, value in settings.items():
         conf.set_override(name, value, group=opts.GROUP)
+    for name, value in (database_settings or {}).items():
+        conf.set_override(name, value, group=opts.DATABASE_GROUP)
     conf.set_override("connection", url, group=opts.DATABASE_GROUP)
     conf.set_override("sqlite_synchronous", False, group=opts.DATABASE_GROUP)
     return allocator.get_allocator(conf)
@@ -66,3 +74,90 @@ def allocate_many(url, settings, scope, owners, seed, barrier, results):
         outcome.append((None, None, "UNHANDLED %s: %s"
                         % (type(e).__name__, e)))
     results.put(outcome)
+
+
+#: The most steps :func:`allocate_through_failure` makes while it waits.
+LIMIT = 20000
+
+
+def _recorder(directory, name):
+    """Return a recorder on ``directory``/``name``.jsonl.
+
+    This process's log (oslo.db's "DB exceeded retry limit" tracebacks)
+    goes beside it.
+    """
+    logging.basicConfig(filename=os.path.join(directory, name + ".log"),
+                        level=logging.WARNING)
+    return history.Recorder(os.path.join(directory, name + ".jsonl"), name)
+
+
+def _recorded_steps(driver, recorder, name, scope, release_every=4):
+    """Make steps, yielding the count after each.
+
+    A step allocates an owner and confirms it, and releases every
+    ``release_every``-th one at once (so CIDRs change hands during the
+    run; 0: never).
+    """
+    n = 0
+    while True:
+        owner = "%s-n%d" % (name, n)
+        if recorder.allocate(driver, owner, scope=scope) is not None:
+            recorder.confirm(driver, owner)
+            if release_every and n % release_every == release_every - 1:
+                recorder.release(driver, owner)
+        n += 1
+        yield n
+
+
+def allocate_recorded(url, settings, scope, name, directory, steps,
+                      release_every, barrier, results):
+    """Make ``steps`` steps (see :func:`_recorded_steps`), recorded.
+
+    The history goes to ``directory``
+    (:mod:`murano_cidr.tests.functional.history`).
+
+    Puts the number of steps made on ``results``.
+    """
+    recorder = _recorder(directory, name)
+    driver = build_driver(url, settings)
+    barrier.wait()
+    made = 0
+    for made in _recorded_steps(driver, recorder, name, scope,
+                                release_every):
+        if made == steps:
+            break
+    driver.close()
+    recorder.close()
+    results.put(made)
+
+
+def allocate_through_failure(url, settings, database_settings, scope, name,
+                             directory, steps, progress, killed, restarted,
+                             barrier, results):
+    """Allocate, recorded, before, while and after a node is down.
+
+    ``steps`` is three numbers of steps (see :func:`_recorded_steps`). The
+    first, then ``(name, "ready")`` on ``progress`` (the test kills a node,
+    then sets ``killed``); steps until ``killed`` is set and the second
+    number more, then ``(name, "down")`` (the test restarts the node, then
+    sets ``restarted``); steps until ``restarted`` is set and the third
+    number more. Puts the number of steps made on ``results``.
+    """
+    recorder = _recorder(directory, name)
+    driver = build_driver(url, settings, database_settings)
+    stepper = _recorded_steps(driver, recorder, name, scope)
+    barrier.wait()
+    made = 0
+    for phase, event, count in (("ready", None, steps[0]),
+                                ("down", killed, steps[1]),
+                                (None, restarted, steps[2])):
+        # NOTE: bounded, should the test never set its event.
+        while event is not None and not event.is_set() and made < LIMIT:
+            made = next(stepper)
+        for _ in range(count):
+            made = next(stepper)
+        if phase:
+            progress.put((name, phase))
+    driver.close()
+    recorder.close()
+    results.put(made)
