@@ -19,6 +19,8 @@ Example, the short run of ``tox -e bench``::
 
 from murano_cidr.cmd import common
 from murano_cidr.cmd import simulate
+from murano_cidr.cmd import tool_options
+from murano_cidr import exceptions
 from murano_cidr import tools
 from murano_cidr.tools.bench import backends
 from murano_cidr.tools.bench import report
@@ -53,25 +55,73 @@ def register(subparsers):
                        help="Skip the pool-math benchmarks and targets.")
     which.add_argument("--pool-math-only", action="store_true",
                        help="Only the pool-math benchmarks and targets.")
-    parser.add_argument("--mysql-url", default=backends.DEFAULT_MYSQL_URL)
-    parser.add_argument("--postgresql-url",
-                        default=backends.DEFAULT_POSTGRESQL_URL)
-    parser.add_argument("--redis-url", default=backends.DEFAULT_REDIS_URL)
-    parser.add_argument("--format", choices=report.FORMATS, default="table")
+    tool_options.add_service_arguments(
+        parser, repeat=True,
+        db_help="A database to measure the db driver on, in place of the "
+        "default of its kind: SQLite (a fresh file), MySQL (%s) or "
+        "PostgreSQL (%s); repeat for several kinds."
+        % (backends.safe_url(backends.DEFAULT_MYSQL_URL),
+           backends.safe_url(backends.DEFAULT_POSTGRESQL_URL)),
+        coordination_help="The Redis URL the lock-redis backend measures "
+        "the lock driver on (default: %s)." % backends.DEFAULT_REDIS_URL)
+    deprecated = parser.add_argument_group(
+        "deprecated", "Still accepted; use --db-connection and "
+        "--coordination-url.")
+    deprecated.add_argument("--mysql-url", metavar="URL",
+                            help="Use --db-connection.")
+    deprecated.add_argument("--postgresql-url", metavar="URL",
+                            help="Use --db-connection.")
+    deprecated.add_argument("--redis-url", metavar="URL",
+                            help="Use --coordination-url.")
+    tool_options.add_format_argument(parser)
     parser.add_argument("--quiet", action="store_true",
                         help="No progress bar.")
     parser.set_defaults(action=do_bench)
 
 
+def service_urls(args):
+    """Return the URLs the backends measure, from the command line.
+
+    :param args: the parsed ``bench`` arguments.
+    :returns: ``(mysql URL, postgresql URL, redis URL, sqlite URL or
+        None)``.
+    :raises murano_cidr.exceptions.InvalidArgument: for a database URL of
+        no kind the benchmark measures, or a coordination URL that is not
+        Redis.
+    """
+    urls = {"mysql": args.mysql_url or backends.DEFAULT_MYSQL_URL,
+            "postgresql": (args.postgresql_url
+                           or backends.DEFAULT_POSTGRESQL_URL),
+            "sqlite": None}
+    for url in args.db_connection or ():
+        kind = backends.database_kind(url)
+        if kind is None:
+            raise exceptions.InvalidArgument(
+                name="--db-connection", value=url,
+                reason="is not an SQLite, MySQL or PostgreSQL URL")
+        urls[kind] = url
+    redis_url = (args.coordination_url or args.redis_url
+                 or backends.DEFAULT_REDIS_URL)
+    if not redis_url.startswith(("redis://", "rediss://")):
+        raise exceptions.InvalidArgument(
+            name="--coordination-url", value=redis_url,
+            reason="bench measures the lock driver's tooz backend on Redis "
+            "(lock-redis); 'murano-cidr simulate --coordination-url' takes "
+            "any tooz URL")
+    return urls["mysql"], urls["postgresql"], redis_url, urls["sqlite"]
+
+
 def do_bench(conf):
     """Run the benchmarks chosen on the command line and print a report."""
     args = conf.command
+    mysql_url, postgresql_url, redis_url, sqlite_url = service_urls(args)
     settings = runner.Settings(
         backends=[] if args.pool_math_only else args.backends,
         workers=args.workers, allocations=args.allocations,
         samples=args.samples, pool_math=not args.no_pool_math,
-        repeat=args.repeat, mysql_url=args.mysql_url,
-        postgresql_url=args.postgresql_url, redis_url=args.redis_url)
+        repeat=args.repeat, mysql_url=mysql_url,
+        postgresql_url=postgresql_url, redis_url=redis_url,
+        sqlite_url=sqlite_url)
     settings.validate()
     if progress.wanted(args.quiet):
         tools.require(PROG, "bench", "tqdm")

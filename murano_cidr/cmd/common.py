@@ -53,11 +53,18 @@ VERBOSE_OPT = cfg.BoolOpt(
     "Without it, or --debug, only warnings and errors are logged.")
 
 
+#: The usage line of the scripts made of sub-commands.
+USAGE = ("%(prog)s [--config-file PATH] [--verbose | --debug] COMMAND "
+         "[ARGS]\n       %(prog)s COMMAND --help\n       %(prog)s "
+         "--version")
+
+
 class CommandOpt(cfg.SubCommandOpt):
     """The sub-command option, listed first in ``--help``.
 
     Without it the list of commands would come last, after every oslo.log
-    option, where a user looking for what the program does reads last.
+    option, where a user looking for what the program does reads last;
+    and the usage line would list every one of those options.
     """
 
     def _add_to_cli(self, parser, group=None):
@@ -67,6 +74,9 @@ class CommandOpt(cfg.SubCommandOpt):
         # the group of options.
         groups = parser._action_groups
         groups.insert(0, groups.pop())
+        # Only now: argparse names the commands' parsers after the usage
+        # line their parent had when add_subparsers() was called.
+        parser.usage = USAGE
 
 
 #: oslo.config's text for a value of the wrong type; it names the option,
@@ -114,7 +124,7 @@ def setup_logging(conf):
         std_logging.getLogger().setLevel(std_logging.WARNING)
 
 
-def parse(conf, argv, prog, description=None, usage=None):
+def parse(conf, argv, prog, description=None):
     """Parse a console script's command line and configuration files.
 
     Adds ``--version`` (the installed murano-cidr's) and the program's
@@ -124,18 +134,10 @@ def parse(conf, argv, prog, description=None, usage=None):
     :param argv: the arguments, without the program name.
     :param prog: the program name.
     :param description: what the program does, printed first by ``--help``.
-    :param usage: the usage line (``%(prog)s`` is the program name).
     :raises oslo_config.cfg.Error: for a bad command line or file.
     """
     conf(argv, project="murano-cidr", prog=prog,
-         version=murano_cidr.__version__, description=description,
-         usage=usage)
-
-
-#: The usage line of the scripts made of sub-commands.
-USAGE = ("%(prog)s [--config-file PATH] [--verbose | --debug] COMMAND "
-         "[ARGS]\n       %(prog)s COMMAND --help\n       %(prog)s "
-         "--version")
+         version=murano_cidr.__version__, description=description)
 
 
 def main(prog, command_opt, argv=None, register=None, description=None):
@@ -163,7 +165,7 @@ def main(prog, command_opt, argv=None, register=None, description=None):
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():
-        parse(conf, argv, prog, description, USAGE)
+        parse(conf, argv, prog, description)
         setup_logging(conf)
         return conf.command.action(conf)
 

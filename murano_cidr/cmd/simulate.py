@@ -25,6 +25,7 @@ import sys
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
+from murano_cidr.cmd import tool_options
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import tools
@@ -112,32 +113,41 @@ def register(subparsers):
         metavar="K[,K...]", dest="ks",
         help="Numbers of concurrent deployments, at most %d (default: "
         "2,5,10)." % runner.MAX_CONCURRENCY)
-    parser.add_argument("--trials", type=int, default=1000,
+    parser.add_argument("--trials", type=int, default=1000, metavar="N",
                         help="Trials per driver and K (default: 1000).")
     parser.add_argument(
         "--existing", type=int, default=0, metavar="N",
         help="Networks already on the router, placed at random in the "
         "pool anew for each trial (default: 0).")
-    parser.add_argument("--seed", type=int,
+    parser.add_argument("--seed", type=int, metavar="N",
                         help="Seed for reproducible routers, owners and "
                         "hash salts (the random driver is never seeded).")
     pool = parser.add_argument_group(
-        "pool", "Default: the [cidr_allocator] pool of the configuration "
-        "file.")
-    pool.add_argument("--env-ip-template")
-    pool.add_argument("--max-environments", type=int)
-    pool.add_argument("--max-hosts", type=int)
-    pool.add_argument("--pool-cidrs", type=name_list, metavar="CIDR[,...]")
-    pool.add_argument("--subnet-prefixlen", type=int)
-    parser.add_argument(
-        "--db-connection", metavar="URL",
-        help="Database of the db driver (default: a fresh SQLite file for "
-        "the run).")
-    parser.add_argument(
-        "--coordination-url", metavar="URL",
-        help="tooz backend of the lock driver, e.g. redis://127.0.0.1:6379 "
-        "(default: file locks in a private directory).")
-    parser.add_argument("--format", choices=report.FORMATS, default="table")
+        "pool", "The pool the engines allocate from, as [cidr_allocator] "
+        "options; each one not given comes from the configuration file. "
+        "--env-ip-template or --max-environments on the command line win "
+        "over a configured --pool-cidrs.")
+    pool.add_argument("--env-ip-template", metavar="ADDRESS",
+                      help="First address of Murano's pool, e.g. 10.0.0.0.")
+    pool.add_argument("--max-environments", type=int, metavar="N",
+                      help="Environments of Murano's pool: 2^ceil(log2 N) "
+                      "subnets.")
+    pool.add_argument("--max-hosts", type=int, metavar="N",
+                      help="Hosts per environment: sets the subnets' size.")
+    pool.add_argument("--pool-cidrs", type=name_list, metavar="CIDR[,...]",
+                      help="An explicit pool instead of Murano's, with "
+                      "--subnet-prefixlen.")
+    pool.add_argument("--subnet-prefixlen", type=int, metavar="N",
+                      help="Prefix length of the subnets cut from "
+                      "--pool-cidrs, e.g. 24.")
+    tool_options.add_service_arguments(
+        parser,
+        db_help="Database of the db driver (default: a fresh SQLite file "
+        "for the run).",
+        coordination_help="tooz backend of the lock driver, e.g. "
+        "redis://127.0.0.1:6379 (default: file locks in a private "
+        "directory).")
+    tool_options.add_format_argument(parser)
     parser.add_argument("--plot", metavar="FILE.png",
                         help="Also draw P(collision) against K per driver "
                         "(needs the 'simulate' extra: matplotlib).")

@@ -303,9 +303,7 @@ def main(argv=None):
 
     def _run():
         upgradecheck.register_cli_options(conf, Checks(conf))
-        common.parse(conf, argv, PROG, DESCRIPTION,
-                     "%(prog)s [--config-file PATH] upgrade check [--json]"
-                     "\n       %(prog)s --version")
+        common.parse(conf, argv, PROG, DESCRIPTION)
         common.setup_logging(conf)
         # NOTE: what upgradecheck.main() does besides parsing, which is
         # done here to add --version and the description: the checks read

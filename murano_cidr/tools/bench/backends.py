@@ -105,7 +105,7 @@ class Backend(object):
                     client.close()
         except Exception as e:
             return "%s is unreachable: %s" % (
-                _safe_url(self.url), _one_line(e))
+                safe_url(self.url), _one_line(e))
         return None
 
     def prepare(self, conf):
@@ -134,7 +134,13 @@ class Backend(object):
         return None
 
 
-def _safe_url(url):
+def safe_url(url):
+    """Return a database or service URL with its password hidden.
+
+    :param url: the URL.
+    :returns: the URL with ``***`` for the password (unchanged if it
+        cannot be parsed).
+    """
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
     except Exception:
@@ -190,16 +196,29 @@ def _tooz_lock_baseline(url, repeat):
         coordinator.stop()
 
 
+def database_kind(url):
+    """Tell which db backend a database URL is for.
+
+    :param url: an SQLAlchemy URL.
+    :returns: ``sqlite``, ``mysql`` or ``postgresql``; None for another
+        database or a URL that cannot be parsed.
+    """
+    try:
+        name = sa.engine.make_url(url).get_backend_name()
+    except Exception:
+        return None
+    return name if name in ("sqlite", "mysql", "postgresql") else None
+
+
 def backends(mysql_url=DEFAULT_MYSQL_URL,
              postgresql_url=DEFAULT_POSTGRESQL_URL,
-             redis_url=DEFAULT_REDIS_URL, sqlite_path=None):
+             redis_url=DEFAULT_REDIS_URL, sqlite_url=None):
     """Return every :class:`Backend`, by name.
 
-    :param sqlite_path: the SQLite file of ``db-sqlite`` (a file in the
+    :param sqlite_url: the SQLite database of ``db-sqlite`` (a file in the
         driver's state directory if None).
     """
     db = opts.DATABASE_GROUP
-    sqlite_url = "sqlite:///" + sqlite_path if sqlite_path else None
     return {
         "random": Backend("random", "random"),
         "legacy": Backend("legacy", "legacy"),

@@ -10,11 +10,20 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Benchmark results as a human table or as JSON."""
+"""Benchmark results as a human table, JSON or CSV."""
 
+import csv
+import io
 import json
 
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "csv")
+
+#: The columns of the CSV output: one row per figure measured.
+CSV_FIELDS = ("section", "name", "metric", "value")
+
+#: The figures of each backend the CSV output holds, in order.
+DRIVER_METRICS = ("throughput", "p50", "p99", "collisions", "errors",
+                  "baseline", "p50_over_baseline")
 
 
 def _ms(seconds):
@@ -96,8 +105,44 @@ def table(doc):
     return "\n".join(out)
 
 
+def rows(doc):
+    """Return every figure of the results as a CSV row.
+
+    :param doc: the dictionary returned by the runner.
+    :returns: dictionaries of :data:`CSV_FIELDS`: per measured backend its
+        figures (seconds for times) and its fill costs, the pool-math
+        timings and each target's ratio; skipped backends say why.
+    """
+    out = []
+    for d in doc["drivers"]:
+        if d["skipped"]:
+            out.append(("driver", d["backend"], "skipped", d["skipped"]))
+            continue
+        out += [("driver", d["backend"], m, d[m]) for m in DRIVER_METRICS]
+        out += [("fill", d["backend"], level, seconds)
+                for level, seconds in d["fill"].items()]
+    out += [("pool_math", m["name"], "seconds", m["seconds"])
+            for m in doc["pool_math"]]
+    out += [("target", t["name"], "ratio", t["ratio"])
+            for t in doc["targets"]]
+    out += [("target", t["name"], "passed", t["passed"])
+            for t in doc["targets"]]
+    return [dict(zip(CSV_FIELDS, row)) for row in out]
+
+
+def to_csv(doc):
+    """Return the results as CSV with a header row (:data:`CSV_FIELDS`)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows(doc))
+    return buf.getvalue()
+
+
 def render(doc, fmt):
     """Return the results in one of :data:`FORMATS`."""
     if fmt == "json":
         return json.dumps(doc, indent=2, sort_keys=True)
+    if fmt == "csv":
+        return to_csv(doc).rstrip("\n")
     return table(doc)

@@ -43,6 +43,11 @@ class Settings(object):
         operations timed.
     :ivar pool_math: run the pool-math benchmarks and targets.
     :ivar repeat: timings per pool-math measurement.
+    :ivar mysql_url: the database of ``db-mysql``.
+    :ivar postgresql_url: the database of ``db-postgresql``.
+    :ivar redis_url: the Redis server of ``lock-redis``.
+    :ivar sqlite_url: the database of ``db-sqlite``; None for a fresh file
+        in the run's directory.
     """
 
     backends: typing.List[str]
@@ -54,6 +59,7 @@ class Settings(object):
     mysql_url: str = backends_mod.DEFAULT_MYSQL_URL
     postgresql_url: str = backends_mod.DEFAULT_POSTGRESQL_URL
     redis_url: str = backends_mod.DEFAULT_REDIS_URL
+    sqlite_url: typing.Optional[str] = None
 
     def validate(self):
         """Check the settings before anything runs.
@@ -86,7 +92,7 @@ def _measure(backend, settings, workdir):
         return result
     state_path = os.path.join(workdir, backend.name)
     os.makedirs(state_path)
-    if backend.name == "db-sqlite":
+    if backend.name == "db-sqlite" and backend.url is None:
         url = "sqlite:///" + os.path.join(state_path, "bench.sqlite")
         backend = dataclasses.replace(
             backend, url=url,
@@ -120,7 +126,7 @@ def run(settings, progress=None):
     step = progress or (lambda: None)
     known = backends_mod.backends(settings.mysql_url,
                                   settings.postgresql_url,
-                                  settings.redis_url)
+                                  settings.redis_url, settings.sqlite_url)
     results = []
     workdir = tempfile.mkdtemp(prefix="murano-cidr-bench-")
     try:

@@ -71,7 +71,7 @@ class TestHelp(ConsoleTestCase):
         code, out, _err = self.run_exiting(status.main, "--help")
         self.assertEqual(0, code)
         self.assertInOrder(out, "usage: murano-cidr-status",
-                           "upgrade check", status.DESCRIPTION[:40],
+                           status.DESCRIPTION[:40],
                            "options:", "\n  --log-dir")
 
 

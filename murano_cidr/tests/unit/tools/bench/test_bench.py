@@ -87,7 +87,7 @@ class TestSettings(base.TestCase):
                           runner.Settings(backends=[], workers=0).validate)
 
 
-def _doc():
+def doc():
     ok = drivers.DriverResult("db-sqlite", "db", workers=2, allocations=100,
                               seconds=2.0, p50=0.004, p99=0.05,
                               baseline_what="INSERT transaction",
@@ -109,7 +109,7 @@ def _doc():
 class TestReport(base.TestCase):
 
     def test_table(self):
-        text = report.table(_doc())
+        text = report.table(doc())
         self.assertIn("db-sqlite", text)
         self.assertIn("50", text)   # allocations per second
         self.assertIn("2.0x", text)  # p50 over the baseline
@@ -119,10 +119,10 @@ class TestReport(base.TestCase):
         self.assertIn("FAIL  b: 90.00x (at least 1000x; d)", text)
 
     def test_json(self):
-        doc = json.loads(report.render(_doc(), "json"))
-        self.assertEqual(50.0, doc["drivers"][0]["throughput"])
-        self.assertAlmostEqual(2.0, doc["drivers"][0]["p50_over_baseline"])
-        self.assertFalse(doc["targets"][1]["passed"])
+        parsed = json.loads(report.render(doc(), "json"))
+        self.assertEqual(50.0, parsed["drivers"][0]["throughput"])
+        self.assertAlmostEqual(2.0, parsed["drivers"][0]["p50_over_baseline"])
+        self.assertFalse(parsed["targets"][1]["passed"])
 
 
 class TestDbTargets(base.TestCase):
