@@ -212,7 +212,7 @@ def do_simulate(conf):
         results = sim.run()
     print(report.render(results, args.format, spec))
     if args.plot:
-        plot.plot(results, args.plot)
+        plot.plot(results, args.plot, spec)
         print("plot written to %s" % args.plot, file=sys.stderr)
     failed = first_failure(results)
     if failed is not None:
