@@ -163,17 +163,27 @@ def refuse(networks, option):
                                      shown=10)))
 
 
-def warn_if_public(pool):
-    """Log a warning if an IPv4 pool holds publicly routable addresses.
+def public_warning(pool):
+    """Say what is wrong with an IPv4 pool holding public addresses.
 
     :param pool: a :class:`~murano_cidr.pool.Pool`.
-    :returns: the public networks (:func:`public_networks`), possibly none.
+    :returns: a sentence naming the public networks, or None if there are
+        none (:func:`public_networks`).
     """
     public = public_networks(pool.networks)
-    if public:
-        LOG.warning("The IPv4 pool %s holds publicly routable addresses "
-                    "(%s): an environment given a subnet there cannot reach "
-                    "the real hosts of those addresses. Use private ranges "
-                    "unless these addresses are routed to your cloud.",
-                    pool, describe(public))
-    return public
+    if not public:
+        return None
+    return ("The IPv4 pool %s holds publicly routable addresses (%s): an "
+            "environment given a subnet there cannot reach the real hosts "
+            "of those addresses. Use private ranges unless these addresses "
+            "are routed to your cloud." % (pool, describe(public)))
+
+
+def warn_if_public(pool):
+    """Log :func:`public_warning` of a pool, if there is one.
+
+    :param pool: a :class:`~murano_cidr.pool.Pool`.
+    """
+    warning = public_warning(pool)
+    if warning:
+        LOG.warning("%s", warning)

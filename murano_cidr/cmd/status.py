@@ -56,6 +56,7 @@ from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import pool as pool_mod
+from murano_cidr import special_ranges
 
 LOG = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ class Checks(upgradecheck.UpgradeCommands):
 
     @_guarded
     def check_pool(self):
-        """The pool builds and holds ``max_environments`` subnets."""
+        """The pool builds, holds ``max_environments`` subnets, none public."""
         group = self.conf[opts.GROUP]
         try:
             pools = pool_mod.pools_from_conf(self.conf)
@@ -178,6 +179,9 @@ class Checks(upgradecheck.UpgradeCommands):
                            "exhausted' errors. Widen pool_cidrs, lower "
                            "subnet_prefixlen, or lower max_environments."
                            % (pool, pool.prefixlen, pool.size, wanted))
+        public = special_ranges.public_warning(pool)
+        if public:
+            return _result(WARNING, public)
         return _result(SUCCESS, "%s (max_environments = %s)"
                        % (summary, wanted))
 

@@ -17,7 +17,10 @@ import logging
 import fixtures
 import netaddr
 
+from oslo_upgradecheck import upgradecheck
+
 from murano_cidr import allocator
+from murano_cidr.cmd import status
 from murano_cidr import exceptions
 from murano_cidr import pool
 from murano_cidr import special_ranges
@@ -83,6 +86,18 @@ class TestPublicWarned(base.TestCase):
         self.assertEqual(2 ** 16 + 2 ** 8, len(driver.pool()))
         self.assertIn("publicly routable", logger.output)
         self.assertIn("(11.0.0.0/16)", logger.output)
+
+    def test_upgrade_check_warns(self):
+        self.config(pool_cidrs=["11.0.0.0/16"], subnet_prefixlen=24,
+                    max_environments=20)
+        result = status.Checks(self.conf).check_pool()
+        self.assertEqual(upgradecheck.Code.WARNING, result.code)
+        self.assertIn("publicly routable addresses (11.0.0.0/16)",
+                      result.details)
+        self.config(pool_cidrs=["0.0.0.0/0"])
+        result = status.Checks(self.conf).check_pool()
+        self.assertEqual(upgradecheck.Code.FAILURE, result.code)
+        self.assertIn("127.0.0.0/8 (loopback)", result.details)
 
     def test_public_parts(self):
         self.assertEqual(
