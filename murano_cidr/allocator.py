@@ -20,13 +20,14 @@ from oslo_log import log as logging
 import stevedore
 from stevedore import exception as stevedore_exc
 
+from murano_cidr import drivers
 from murano_cidr import exceptions
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
 #: The entry point namespace drivers register under.
-NAMESPACE = "murano_cidr.allocators"
+NAMESPACE = drivers.NAMESPACE
 
 
 def installed_drivers():
@@ -38,26 +39,8 @@ def installed_drivers():
     return sorted(manager.names())
 
 
-def driver_classes():
-    """Return the class of every installed driver that loads, by name.
-
-    A driver whose module cannot be imported (an optional library is
-    missing) is left out and logged; :func:`get_allocator` reports it when
-    it is the configured one.
-
-    :returns: a dictionary from entry point name to driver class, in name
-        order.
-    """
-    manager = stevedore.ExtensionManager(
-        NAMESPACE, invoke_on_load=False,
-        on_load_failure_callback=_log_failure)
-    return {ext.name: ext.plugin
-            for ext in sorted(manager, key=lambda ext: ext.name)}
-
-
-def _log_failure(manager, entrypoint, exception):
-    LOG.warning("Allocator driver %s cannot be loaded: %s", entrypoint.name,
-                exception)
+#: The class of every installed driver, by name.
+driver_classes = drivers.driver_classes
 
 
 def _reraise(manager, entrypoint, exception):
@@ -111,7 +94,7 @@ def driver_class(conf=None, name=None):
     if name is None:
         if conf is None:
             conf = cfg.CONF
-        opts.register_opts(conf)
+        opts.register_common_opts(conf)
         name = conf[opts.GROUP].driver
     try:
         manager = stevedore.DriverManager(

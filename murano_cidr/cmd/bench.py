@@ -21,6 +21,7 @@ from murano_cidr.cmd import common
 from murano_cidr.cmd import simulate
 from murano_cidr.cmd import tool_options
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr import tools
 from murano_cidr.tools.bench import backends
 from murano_cidr.tools.bench import report
@@ -60,8 +61,8 @@ def register(subparsers):
         db_help="A database to measure the db driver on, in place of the "
         "default of its kind: SQLite (a fresh file), MySQL (%s) or "
         "PostgreSQL (%s); repeat for several kinds."
-        % (backends.safe_url(backends.DEFAULT_MYSQL_URL),
-           backends.safe_url(backends.DEFAULT_POSTGRESQL_URL)),
+        % (messages.safe_url(backends.DEFAULT_MYSQL_URL),
+           messages.safe_url(backends.DEFAULT_POSTGRESQL_URL)),
         coordination_help="The Redis URL the lock-redis backend measures "
         "the lock driver on (default: %s)." % backends.DEFAULT_REDIS_URL)
     deprecated = parser.add_argument_group(

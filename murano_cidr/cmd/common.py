@@ -31,6 +31,7 @@ from oslo_log import log as logging
 
 import murano_cidr
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr import opts
 
 EXIT_OK = 0
@@ -328,12 +329,6 @@ def _debug(conf):
         return "--debug" in sys.argv[1:] or "-d" in sys.argv[1:]
 
 
-def one_line(error):
-    """Return an error's message on one line.
-
-    :param error: an exception or a message.
-    :returns: its text with every run of white space (newlines included)
-        made one space; the exception's class name if the text is empty.
-    """
-    text = str(error) or type(error).__name__
-    return " ".join(text.split())
+#: One line of an error's message (the one implementation is
+#: :func:`murano_cidr.messages.one_line`).
+one_line = messages.one_line

@@ -10,88 +10,39 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""``murano-cidr-manage``: create and upgrade the ``db`` driver's tables.
+"""``murano-cidr-manage``: prepare and inspect the drivers' stores.
 
-Usage::
+Each installed driver adds its own commands (its ``manage_commands()``
+hook); the ``db`` driver's create and upgrade its tables::
 
     murano-cidr-manage [--config-file murano.conf] db sync [REVISION]
     murano-cidr-manage [--config-file murano.conf] db version
     murano-cidr-manage [--config-file murano.conf] db stamp REVISION
 
-The database is ``[cidr_allocator_database] connection`` (unset: the SQLite
-file under ``[cidr_allocator] state_path``). Results go to standard output;
-errors are one line on standard error with the exit codes of
-:mod:`murano_cidr.cmd.common`.
+Results go to standard output; errors are one line on standard error with
+the exit codes of :mod:`murano_cidr.cmd.common`.
 """
 
 import sys
 
+from murano_cidr import allocator
 from murano_cidr.cmd import common
-from murano_cidr.drivers.db import api
-from murano_cidr.drivers.db import migration
 from murano_cidr import opts
 
 PROG = "murano-cidr-manage"
 
 
-def _describe(conf, revision):
-    url = api.safe_url(api.connection_url(conf))
-    if revision is None:
-        return "%s has no murano-cidr tables" % url
-    head = migration.head_revision()
-    return "%s is at revision %s%s" % (
-        url, revision, " (head)" if revision == head else
-        " (head is %s)" % head)
-
-
-def do_db_sync(conf):
-    """Create or upgrade the tables to a revision (``head`` by default)."""
-    migration.upgrade(conf, conf.command.revision)
-    print(_describe(conf, migration.current_revision(conf)))
-
-
-def do_db_version(conf):
-    """Print the schema revision, or ``None`` without tables."""
-    print(migration.current_revision(conf))
-
-
-def do_db_stamp(conf):
-    """Record a revision without running any migration."""
-    migration.stamp(conf, conf.command.revision)
-    print(_describe(conf, migration.current_revision(conf)))
-
-
 def add_command_parsers(subparsers):
-    """Add the ``db`` commands; the ``command`` option's handler."""
+    """Add every installed driver's commands; the ``command`` handler."""
     subparsers.metavar = "COMMAND"
-    db = subparsers.add_parser(
-        "db", help="the db driver's tables",
-        description="Create, upgrade and inspect the db driver's tables.")
-    commands = db.add_subparsers(title="db commands", dest="db_command")
-    commands.required = True
-
-    sync = commands.add_parser(
-        "sync", help="create or upgrade the tables (run it before the db "
-        "driver is used, and after every upgrade of murano-cidr)")
-    sync.add_argument("revision", nargs="?", default="head",
-                      help="target revision (default: head)")
-    sync.set_defaults(action=do_db_sync)
-
-    version = commands.add_parser(
-        "version", help="print the schema revision (None: no tables)")
-    version.set_defaults(action=do_db_version)
-
-    stamp = commands.add_parser(
-        "stamp", help="record a revision without running migrations")
-    stamp.add_argument("revision", help="a revision, or head")
-    stamp.set_defaults(action=do_db_stamp)
+    for driver in allocator.driver_classes().values():
+        driver.manage_commands(subparsers)
 
 
 DESCRIPTION = (
-    "Create, upgrade and inspect the db driver's tables in "
-    "[cidr_allocator_database] connection (unset: an SQLite file under "
-    "[cidr_allocator] state_path). Run 'murano-cidr-manage db sync' before "
-    "the db driver is first used and after every upgrade.")
+    "Create, upgrade and inspect what the allocator drivers keep. Each "
+    "installed driver adds its own commands; run the configured driver's "
+    "before it is first used and after every upgrade (see COMMAND --help).")
 
 command_opt = common.CommandOpt("command", title="Commands",
                                 handler=add_command_parsers,

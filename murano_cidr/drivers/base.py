@@ -234,6 +234,22 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
                       allocations=allocations)
         return result
 
+    def release_scope(self, scope):
+        """Release every allocation of a scope (benchmarks, tests, tools).
+
+        This version releases what :meth:`list` returns, one by one; a
+        driver with a store may do it at once and forget what it keeps
+        about the scope itself.
+
+        :param scope: the scope; None for the allocations without one.
+        :returns: how many allocations were released.
+        :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
+            state.
+        """
+        scope = allocation_mod.validate_scope(scope)
+        return sum(1 for a in self.list(scope=scope)
+                   if a.scope == scope and self.release(a.owner))
+
     @contextlib.contextmanager
     def reserve(self, owner, scope=None, taken=(), ip_version=4):
         """Allocate, let the caller create the subnet, then confirm.

@@ -92,7 +92,7 @@ class DriverHooks(object):
 
         :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
         """
-        opts.register_opts(conf)
+        opts.register_common_opts(conf)
         opts.register_listed(conf, cls.list_opts())
 
     @classmethod
@@ -121,6 +121,30 @@ class DriverHooks(object):
         :returns: a list of ``(title, check)`` pairs.
         """
         return []
+
+    @classmethod
+    def command_defaults(cls, conf):
+        """Set the defaults of the driver's options for a console script.
+
+        A command an operator waits for wants short timeouts where a
+        service wants patience: the ``db`` driver waits seconds, not
+        minutes, for an unreachable database. The options are registered;
+        values from configuration files still win. The default sets none.
+
+        :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+        """
+
+    @classmethod
+    def manage_commands(cls, subparsers):
+        """Add the driver's commands to ``murano-cidr-manage``.
+
+        The ``db`` driver adds ``db sync``, ``db version`` and ``db
+        stamp``. Each parser sets ``action``, a callable taking the
+        configuration and returning an exit code (or None). The default adds
+        none.
+
+        :param subparsers: the ``argparse`` sub-parsers of the command line.
+        """
 
     @classmethod
     def has(cls, capability):

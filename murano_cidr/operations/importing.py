@@ -223,23 +223,19 @@ def _check_duplicates(rows):
             row.status = INVALID
             row.reason = ("owner %s appears again (first at %s)"
                           % (row.allocation.owner, first.where))
-    by_scope = collections.defaultdict(list)
-    for row in rows:
-        if row.status == NEW and row.allocation.scope is not None:
-            net = netaddr.IPNetwork(row.allocation.cidr)
-            by_scope[(row.allocation.scope, net.version)].append((net, row))
-    for entries in by_scope.values():
-        entries.sort(key=lambda e: (e[0].first, -e[0].last))
-        widest = None
-        for net, row in entries:
-            if widest is not None and net.first <= widest[0].last:
-                row.status = INVALID
-                row.reason = ("%s overlaps %s of owner %s (%s) in scope %s"
-                              % (net, widest[0], widest[1].allocation.owner,
-                                 widest[1].where, row.allocation.scope))
-                continue
-            if widest is None or net.last > widest[0].last:
-                widest = (net, row)
+    for row, other in allocation_mod.scope_overlaps(rows, _extent):
+        row.status = INVALID
+        row.reason = ("%s overlaps %s of owner %s (%s) in scope %s"
+                      % (row.allocation.cidr, other.allocation.cidr,
+                         other.allocation.owner, other.where,
+                         row.allocation.scope))
+
+
+def _extent(row):
+    if row.status != NEW or row.allocation.scope is None:
+        return None
+    net = netaddr.IPNetwork(row.allocation.cidr)
+    return row.allocation.scope, net.version, net.first, net.last
 
 
 class _ScopeIndex(object):

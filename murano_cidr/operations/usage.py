@@ -12,8 +12,6 @@
 
 """How much of the pool each scope uses."""
 
-import collections
-
 from murano_cidr import exceptions
 from murano_cidr import taken as taken_mod
 
@@ -21,29 +19,12 @@ from murano_cidr import taken as taken_mod
 ALL = object()
 
 
-def scope_usage(pool, scope, held, taken=()):
-    """Count what one scope uses of a pool.
-
-    :param pool: the :class:`~murano_cidr.pool.Pool`.
-    :param scope: the scope, for the result.
-    :param held: CIDRs of the scope's live allocations.
-    :param taken: CIDRs in use outside the allocator (from Neutron).
-    :returns: a dictionary with ``scope``, ``ip_version``, ``pool``,
-        ``prefixlen``, ``size``, ``allocations``, ``allocated`` (candidates
-        blocked by the allocations), ``taken`` (blocked by ``taken`` only),
-        ``free`` and ``used_percent``.
-    """
-    held = list(held)
-    result = pool.usage(
-        taken_mod.TakenSet.from_taken(held, pool.version),
-        taken_mod.TakenSet.from_taken(taken, pool.version))
-    result.update(scope=scope, ip_version=pool.version,
-                  allocations=len(held))
-    return result
-
-
 def report(driver, scope=ALL, taken=(), ip_version=None):
     """Count what each scope uses of the pool of each IP version.
+
+    Every count comes from the driver's own
+    :meth:`~murano_cidr.drivers.base.AllocatorDriver.usage` (the ``db``
+    driver counts in SQL), one scope and IP version at a time.
 
     :param driver: an :class:`~murano_cidr.drivers.base.AllocatorDriver`
         that keeps state.
@@ -51,29 +32,27 @@ def report(driver, scope=ALL, taken=(), ip_version=None):
         :data:`ALL` for every scope holding an allocation.
     :param taken: CIDRs in use outside the allocator; only with one scope.
     :param ip_version: 4 or 6, or None for every configured pool.
-    :returns: a list of dictionaries as :func:`scope_usage` returns, sorted
-        by scope and IP version.
+    :returns: a list of dictionaries as ``driver.usage`` returns them,
+        sorted by scope and IP version.
     :raises murano_cidr.exceptions.InvalidArgument: for ``taken`` without a
         scope, or a bad CIDR in it.
     :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
         state.
     """
     versions = [ip_version] if ip_version else sorted(driver.pools)
-    pools = {v: driver.pool(v) for v in versions}
+    for version in versions:
+        driver.pool(version)
     if scope is ALL and taken:
         raise exceptions.InvalidArgument(
             name="taken", value=", ".join(str(c) for c in taken),
             reason="belongs to one router; give a scope too")
     taken = [taken_mod.parse_cidr(c) for c in taken]
-    held = collections.defaultdict(list)
-    allocations = driver.list() if scope is ALL else driver.list(scope=scope)
-    for a in allocations:
-        if a.ip_version in pools and (scope is ALL or a.scope == scope):
-            held[(a.scope, a.ip_version)].append(a.cidr)
-    keys = set(held)
-    if scope is not ALL:
-        keys.update((scope, v) for v in versions)
-    elif not keys:
-        keys.update((None, v) for v in versions)
-    return [scope_usage(pools[v], s, held.get((s, v), ()), taken)
+    if scope is ALL:
+        keys = {(a.scope, a.ip_version) for a in driver.list()
+                if a.ip_version in versions}
+        if not keys:
+            keys = {(None, v) for v in versions}
+    else:
+        keys = {(scope, v) for v in versions}
+    return [driver.usage(scope=s, ip_version=v, taken=taken)
             for s, v in sorted(keys, key=lambda k: (k[0] or "", k[1]))]

@@ -34,7 +34,10 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from murano_cidr.drivers import db as db_package
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -64,7 +67,8 @@ def connection_url(conf):
     :raises murano_cidr.exceptions.InvalidConfig: if the state directory
         cannot be created.
     """
-    url = conf[opts.DATABASE_GROUP].connection
+    db_options.register_opts(conf)
+    url = conf[db_options.GROUP].connection
     if url:
         return url
     path = opts.state_path(conf)
@@ -78,22 +82,9 @@ def connection_url(conf):
     return "sqlite:///" + os.path.join(path, SQLITE_FILE)
 
 
-def safe_url(url):
-    """Return a URL fit for messages and logs: its password hidden.
-
-    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
-    """
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except (sa_exc.ArgumentError, ValueError, TypeError, AttributeError):
-        return "<unparseable URL>"
-
-
-def one_line(error):
-    """Return the first line of an error's message (of its inner error)."""
-    text = str(getattr(error, "inner_exception", None) or error)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
+# NOTE: the one implementation of each is murano_cidr.messages'.
+safe_url = messages.safe_url
+one_line = messages.one_line
 
 
 def _sqlite_wal(engine):
@@ -165,8 +156,8 @@ class Database(object):
     """
 
     def __init__(self, conf, schema_check=None):
-        opts.register_opts(conf)
-        group = conf[opts.DATABASE_GROUP]
+        db_options.register_opts(conf)
+        group = conf[db_options.GROUP]
         self.url = connection_url(conf)
         self.safe_url = safe_url(self.url)
         try:
@@ -175,7 +166,7 @@ class Database(object):
         except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError, ValueError,
                 TypeError) as e:
             raise exceptions.InvalidConfig(
-                group=opts.DATABASE_GROUP, option="connection",
+                group=db_options.GROUP, option="connection",
                 reason="%s is not a usable SQLAlchemy URL: %s"
                 % (self.safe_url, one_line(e)))
         self.backend = parsed.get_backend_name()
@@ -259,10 +250,10 @@ class Database(object):
             raise
         except ImportError as e:
             raise exceptions.InvalidConfig(
-                group=opts.DATABASE_GROUP, option="connection",
+                group=db_options.GROUP, option="connection",
                 reason="the Python driver for %s is not installed (%s); "
-                "install murano-cidr[mysql] or murano-cidr[postgresql]"
-                % (self.safe_url, e))
+                "install %s" % (self.safe_url, e, " or ".join(
+                    "murano-cidr[%s]" % extra for extra in db_package.EXTRAS)))
         except (db_exc.DBDeadlock, db_exc.DBDuplicateEntry) as e:
             raise self.unavailable(
                 "still conflicting with concurrent allocators after %d "
@@ -295,8 +286,8 @@ class Database(object):
         hidden) and the wait, then retried ``[cidr_allocator_database]
         max_retries`` times, ``retry_interval`` seconds apart (oslo.db's
         options; the console scripts default to fewer, see
-        :func:`murano_cidr.opts.set_command_defaults`). Run once, before
-        the first operation.
+        :func:`murano_cidr.drivers.db.options.set_command_defaults`). Run
+        once, before the first operation.
 
         :raises murano_cidr.exceptions.DatabaseUnavailable: if no attempt
             connects.
@@ -317,7 +308,7 @@ class Database(object):
                     "waiting for it: %d more attempts, %d s apart "
                     "([%s] max_retries, retry_interval)", self.safe_url,
                     one_line(failures[0]), self.connect_retries,
-                    self.connect_interval, opts.DATABASE_GROUP)
+                    self.connect_interval, db_options.GROUP)
             raise failures[-1]
 
         with self.translate_errors():

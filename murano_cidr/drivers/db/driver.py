@@ -43,10 +43,8 @@ times, with a growing, randomised pause), then fail with
 :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
 """
 
-import datetime
 import secrets
 
-import netaddr
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
@@ -54,9 +52,14 @@ from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import importing as db_importing
+from murano_cidr.drivers.db import manage as db_manage
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import status as db_status
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
@@ -100,7 +103,7 @@ def _bad_value(owner, scope, error):
     return exceptions.InvalidArgument(
         name="owner or scope", value=owner if scope is None else
         "%s (scope %s)" % (owner, scope),
-        reason="the database cannot store it (%s)" % api.one_line(error))
+        reason="the database cannot store it (%s)" % messages.one_line(error))
 
 
 class DbDriver(base.AllocatorDriver):
@@ -136,6 +139,27 @@ class DbDriver(base.AllocatorDriver):
                               base.Capability.PREVENTS_COLLISIONS,
                               base.Capability.IMPORTS})
     extras = db_package.EXTRAS
+
+    @classmethod
+    def list_opts(cls):
+        return db_options.list_opts()
+
+    @classmethod
+    def prepare(cls, conf):
+        """Create or upgrade the tables (``db sync`` to head)."""
+        migration.upgrade(conf)
+
+    @classmethod
+    def upgrade_checks(cls):
+        return [("Database", db_status.check_database)]
+
+    @classmethod
+    def command_defaults(cls, conf):
+        db_options.set_command_defaults(conf)
+
+    @classmethod
+    def manage_commands(cls, subparsers):
+        db_manage.add_command_parsers(subparsers)
 
     def __init__(self, conf):
         super().__init__(conf)
@@ -310,127 +334,28 @@ class DbDriver(base.AllocatorDriver):
         allocations, held = self.database.read(read)
         return self.usage_result(pool, scope, allocations, held, taken_set)
 
+    def release_scope(self, scope):
+        """Delete a scope's allocations and its row, in one transaction.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.release_scope`.
+        """
+        scope = allocation_mod.validate_scope(scope)
+        released = self.database.write(queries.delete_scope, scope)
+        LOG.info("Released %d allocations of scope %s", released, scope)
+        return released
+
     # -- import ------------------------------------------------------------
 
     def import_allocations(self, allocations):
-        items = [self._import_item(a) for a in allocations]
-        unique = {}
-        for item in items:
-            other = unique.setdefault(item["owner"], item)
-            if other is not item and _key(other) != _key(item):
-                raise exceptions.OwnerConflict(
-                    owner=item["owner"], cidr=other["cidr"],
-                    scope=_scope_text(other["scope"]))
-        items = list(unique.values())
-        _check_batch_overlaps(items)
-        recorded = self.database.write(self._import, items)
+        """Record CIDRs that already exist, all or nothing.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.import_allocations`
+        and :mod:`murano_cidr.drivers.db.importing`.
+        """
+        recorded = db_importing.import_allocations(self.database, allocations)
         if recorded:
             LOG.info("Imported %d allocations", len(recorded))
-        return [queries.to_allocation(_Row(values)) for values in recorded]
-
-    def _import_item(self, allocation):
-        for attribute in ("owner", "cidr", "scope", "ip_version"):
-            if not hasattr(allocation, attribute):
-                raise exceptions.InvalidArgument(
-                    name="allocation", value=allocation,
-                    reason="expected an Allocation, without %s" % attribute)
-        owner = allocation_mod.validate_owner(allocation.owner)
-        scope = allocation_mod.validate_scope(allocation.scope)
-        ip_version = allocation_mod.validate_ip_version(allocation.ip_version)
-        network = taken_mod.parse_cidr(allocation.cidr, "cidr")
-        if network.version != ip_version:
-            raise exceptions.InvalidArgument(
-                name="cidr", value=allocation.cidr,
-                reason="is not an IPv%d network" % ip_version)
-        network = network.cidr
-        created_at = getattr(allocation, "created_at", None)
-        if created_at is None:
-            created_at = queries.utcnow()
-        else:
-            created_at = _naive_utc(created_at)
-        return queries.row_values(
-            owner, scope, ip_version, network,
-            bool(getattr(allocation, "confirmed", True)), created_at)
-
-    def _import(self, conn, items):
-        # The scopes' locks first, in a fixed order: they guard everything
-        # read after them.
-        for scope in sorted({item["scope"] for item in items
-                             if item["scope"] is not None}):
-            queries.lock_scope(conn, scope)
-        existing = queries.get_many(conn, [item["owner"] for item in items])
-        new = []
-        for item in items:
-            row = existing.get(item["owner"])
-            if row is None:
-                new.append(item)
-            elif _key(row._mapping) != _key(item):
-                raise exceptions.OwnerConflict(
-                    owner=item["owner"], cidr=row.cidr,
-                    scope=_scope_text(row.scope))
-        for item in new:
-            if item["scope"] is None:
-                continue
-            network = netaddr.IPNetwork(item["cidr"])
-            for row in queries.held_between(conn, item["scope"],
-                                            item["ip_version"],
-                                            network.first, network.last,
-                                            detail=True):
-                raise exceptions.AllocationConflict(
-                    cidr=item["cidr"], owner=item["owner"],
-                    scope=item["scope"], other_cidr=row.cidr,
-                    other_owner=row.owner)
-        try:
-            queries.insert(conn, new)
-        except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
-            raise exceptions.InvalidArgument(
-                name="allocations", value="(%d new)" % len(new),
-                reason="the database cannot store an owner or scope (%s)"
-                % api.one_line(e))
-        return new
+        return recorded
 
     def close(self):
         self.database.close()
-
-
-class _Row(object):
-    """Attribute access to a dictionary of column values."""
-
-    def __init__(self, values):
-        self.__dict__.update(values)
-
-
-def _key(values):
-    return (values["cidr"], values["scope"], values["ip_version"])
-
-
-def _scope_text(scope):
-    return scope if scope is not None else "(none)"
-
-
-def _naive_utc(moment):
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(datetime.timezone.utc).replace(
-            tzinfo=None)
-    return moment.replace(microsecond=0)
-
-
-def _check_batch_overlaps(items):
-    """Refuse a batch whose allocations overlap within a scope."""
-    by_scope = {}
-    for item in items:
-        if item["scope"] is not None:
-            by_scope.setdefault((item["scope"], item["ip_version"]),
-                                []).append(item)
-    for group in by_scope.values():
-        group.sort(key=lambda item: item["range_first"])
-        widest = None
-        for item in group:
-            if widest is not None and (item["range_first"]
-                                       <= widest["range_last"]):
-                raise exceptions.AllocationConflict(
-                    cidr=item["cidr"], owner=item["owner"],
-                    scope=item["scope"], other_cidr=widest["cidr"],
-                    other_owner=widest["owner"])
-            if widest is None or item["range_last"] > widest["range_last"]:
-                widest = item

@@ -33,6 +33,7 @@ import sqlalchemy as sa
 
 from murano_cidr.drivers.db import api
 from murano_cidr import exceptions
+from murano_cidr import messages
 
 LOG = logging.getLogger(__name__)
 
@@ -226,7 +227,7 @@ def upgrade_engine(engine, revision="head"):
         changed.
     """
     with engine.begin() as connection:
-        check_upgradable(connection, api.safe_url(engine.url))
+        check_upgradable(connection, messages.safe_url(engine.url))
         alembic_command.upgrade(alembic_configuration(connection), revision)
 
 
@@ -239,7 +240,7 @@ def stamp_engine(engine, revision):
         a revision this code does not know.
     """
     with engine.begin() as connection:
-        check_known_revision(connection, api.safe_url(engine.url))
+        check_known_revision(connection, messages.safe_url(engine.url))
         alembic_command.stamp(alembic_configuration(connection), revision)
 
 

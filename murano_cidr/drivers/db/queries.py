@@ -270,6 +270,17 @@ def delete(conn, owner):
     return result.rowcount > 0
 
 
+def delete_scope(conn, scope):
+    """Delete every row of a scope, and the scope's own row.
+
+    :returns: how many allocations were deleted.
+    """
+    result = conn.execute(sa.delete(ALLOCATIONS).where(_scope_is(scope)))
+    if scope is not None:
+        conn.execute(sa.delete(SCOPES).where(SCOPES.c.scope == scope))
+    return result.rowcount
+
+
 def confirm(conn, owner):
     """Mark the allocation of ``owner`` confirmed; True if there is one."""
     result = conn.execute(

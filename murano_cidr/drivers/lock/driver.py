@@ -17,11 +17,8 @@ service named by ``[cidr_allocator] coordination_url``.
 """
 
 import datetime
-import os
-import secrets
 import threading
 
-from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
 from murano_cidr import allocation as allocation_mod
@@ -29,6 +26,9 @@ from murano_cidr.drivers import base
 from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import file_backend
+from murano_cidr.drivers.lock import options as lock_options
+from murano_cidr.drivers.lock import picking
+from murano_cidr.drivers.lock import status as lock_status
 from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr import opts
@@ -36,37 +36,25 @@ from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 
-_RANDOM = secrets.SystemRandom()
-
-
-def lock_path(conf):
-    """Return the directory of the file locks.
-
-    ``[oslo_concurrency] lock_path`` if set, else ``<state_path>/locks``.
-
-    :param conf: a configuration object with the options registered.
-    :returns: an absolute path.
-    """
-    path = lockutils.get_lock_path(conf)
-    if not path:
-        path = os.path.join(opts.state_path(conf), "locks")
-    return os.path.abspath(os.path.expanduser(path))
+#: Kept for earlier callers: the directory of the file locks.
+lock_path = lock_options.lock_path
 
 
 def backend_from_conf(conf):
     """Build the lock backend ``conf`` asks for.
 
-    :param conf: a configuration object with the options registered.
+    :param conf: a configuration object.
     :returns: a :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
     :raises murano_cidr.exceptions.InvalidConfig: naming the option at
         fault.
     """
+    lock_options.register_opts(conf)
     group = conf[opts.GROUP]
     url = group.coordination_url
     if url is not None and url.strip():
         return tooz_backend.ToozLockBackend(url.strip(), group.lock_timeout,
                                             group.lock_wait_timeout)
-    return file_backend.FileLockBackend(lock_path(conf))
+    return file_backend.FileLockBackend(lock_options.lock_path(conf))
 
 
 class _Held(object):
@@ -181,6 +169,14 @@ class LockDriver(base.AllocatorDriver):
                    base.Capability.OUTLIVES_PROCESS: _IN_MEMORY}
     extras = lock_package.EXTRAS
 
+    @classmethod
+    def list_opts(cls):
+        return lock_options.list_opts()
+
+    @classmethod
+    def upgrade_checks(cls):
+        return [("Lock service", lock_status.check_lock_service)]
+
     def __init__(self, conf):
         super().__init__(conf)
         group = conf[opts.GROUP]
@@ -225,81 +221,6 @@ class LockDriver(base.AllocatorDriver):
                 else "(none)")
         return allocation.cidr
 
-    def _try_reserve(self, scope, net):
-        """Take the lock of every block ``net`` overlaps, without waiting.
-
-        :returns: ``(reservation, None)``, or ``(None, block)`` with the
-            block another engine holds (nothing is kept then).
-        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
-            cannot be reached; nothing is kept.
-        """
-        held = []
-        try:
-            for block in backend_mod.blocks(
-                    net, self._block_prefixlen[net.version]):
-                reservation = self.backend.try_reserve(
-                    backend_mod.reservation_lock_name(scope, str(block)))
-                if reservation is None:
-                    for other in held:
-                        other.release()
-                    return None, block
-                held.append(reservation)
-        except BaseException:
-            for other in held:
-                other.release()
-            raise
-        return backend_mod.BlockReservation(held), None
-
-    def _pick(self, owner, scope, pool, read_taken):
-        """Reserve a free candidate; call with the scope lock held.
-
-        :returns: ``(cidr, reservation)``.
-        """
-        version = pool.version
-        taken_set = read_taken()
-        own = taken_mod.TakenSet.from_taken(self._live(scope, version),
-                                            version)
-        # Candidates given up during this call: reserved by another engine
-        # (they count as allocated), or whose subnet appeared after we
-        # reserved them (they count as taken). Each candidate is tried at
-        # most once, so the loop ends.
-        elsewhere = []
-        appeared = []
-        while True:
-            held = own.union(taken_mod.TakenSet(version, elsewhere))
-            blocked = taken_set.union(held).union(
-                taken_mod.TakenSet(version, appeared))
-            free_map = pool.free_map(blocked)
-            if free_map.free == 0:
-                raise self.exhausted(pool, scope, free_map,
-                                     allocated_map=pool.free_map(held))
-            index = free_map.nth_free(_RANDOM.randrange(free_map.free))
-            cidr = pool.cidr(index)
-            net = pool[index]
-            reservation, busy = self._try_reserve(scope, net)
-            if reservation is None:
-                elsewhere.append((busy.first, busy.last))
-                continue
-            try:
-                if read_taken.again:
-                    taken_set = read_taken()
-                    if taken_set.overlaps(net.first, net.last):
-                        LOG.debug("%s appeared in scope %s while it was "
-                                  "being reserved; trying another", cidr,
-                                  scope)
-                        appeared.append((net.first, net.last))
-                        reservation.release()
-                        continue
-                if not reservation.still_held():
-                    raise exceptions.LockUnavailable(
-                        url=self.backend.description,
-                        reason="the reservation of %s was lost at once"
-                        % cidr)
-            except BaseException:
-                reservation.release()
-                raise
-            return cidr, reservation
-
     # -- the contract ------------------------------------------------------
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
@@ -326,9 +247,12 @@ class LockDriver(base.AllocatorDriver):
         existing = self._existing(owner, scope, ip_version)
         if existing is not None:
             return existing
-        read_taken = _TakenReader(taken, pool.version)
+        read_taken = picking.TakenReader(taken, pool.version)
         with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
-            cidr, reservation = self._pick(owner, scope, pool, read_taken)
+            cidr, reservation = picking.pick(
+                self.backend, self._block_prefixlen[pool.version], scope,
+                pool, read_taken, self._live(scope, pool.version),
+                self.exhausted)
         allocation = allocation_mod.Allocation(
             owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
             confirmed=False,
@@ -428,25 +352,3 @@ class LockDriver(base.AllocatorDriver):
             if h.reservation is not None:
                 h.reservation.release()
         self.backend.close()
-
-
-class _TakenReader(object):
-    """Read ``taken`` once if it is a collection, at each call if a callable.
-
-    A collection (perhaps a generator, which cannot be read twice) is read
-    and validated when the reader is built, before any lock is taken.
-    """
-
-    def __init__(self, taken, version):
-        self.version = version
-        self.again = callable(taken)
-        if self.again:
-            self._taken = taken
-            self._set = None
-        else:
-            self._set = taken_mod.TakenSet.from_taken(taken, version)
-
-    def __call__(self):
-        if self.again:
-            return taken_mod.TakenSet.from_taken(self._taken, self.version)
-        return self._set

@@ -32,8 +32,10 @@ import stevedore.exception
 import tooz
 from tooz import coordination
 
+from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend
 from murano_cidr import exceptions
+from murano_cidr import messages
 
 LOG = logging.getLogger(__name__)
 
@@ -48,20 +50,29 @@ _TTL_OPTION = {
 }
 
 
-def safe_url(url):
-    """Return ``url`` with any password replaced by ``***``.
+# NOTE: the one implementation is murano_cidr.messages'.
+safe_url = messages.safe_url
 
-    :param url: a coordination URL.
-    :returns: a string fit for logs and error messages.
+
+def _tcp_probe(url, timeout):
+    """Return None if the URL's host and port accept a connection.
+
+    :returns: None (also for a URL without host and port), or why the
+        connection failed.
     """
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urllib.parse.urlunsplit(
-        (parts.scheme, "%s:***@%s" % (user, netloc), parts.path,
-         parts.query, parts.fragment))
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError as e:
+        return "bad URL: %s" % e
+    if not host or not port:
+        return None
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        return "cannot connect to %s:%d: %s" % (host, port,
+                                                e.strerror or e)
+    return None
 
 
 def _member_id():
@@ -149,8 +160,10 @@ class ToozLockBackend(backend.LockBackend):
             raise exceptions.InvalidConfig(
                 option="coordination_url",
                 reason="the client library of %s is not installed (%s); "
-                "install the matching extra, e.g. "
-                "'pip install murano-cidr[redis]'" % (parts.scheme, e))
+                "install the extra of your lock service: %s"
+                % (parts.scheme, e, " or ".join(
+                    "'pip install murano-cidr[%s]'" % extra
+                    for extra in lock_package.EXTRAS)))
         except (ValueError, TypeError, tooz.ToozError) as e:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
@@ -209,6 +222,34 @@ class ToozLockBackend(backend.LockBackend):
         if not acquired:
             return None
         return ToozReservation(lock, self.description)
+
+    def probe(self, timeout=5):
+        """Tell whether the lock service answers, without keeping anything.
+
+        The host and port are tried first: tooz clients retry a refused
+        connection for a minute or more, and whoever asks (``murano-cidr-
+        status``) wants the answer at once. URLs without a host and port
+        (``file://``) go straight to the coordinator.
+
+        :param timeout: seconds to wait for the connection.
+        :returns: None, or why the service does not answer.
+        """
+        reason = _tcp_probe(self.url, timeout)
+        if reason is not None:
+            return reason
+        with self._start_lock:
+            if self._started:
+                return None
+            try:
+                self._coordinator.start(start_heart=False)
+            except (tooz.ToozError, ValueError, RuntimeError) as e:
+                return messages.clause(e)
+            try:
+                self._coordinator.stop()
+            except tooz.ToozError as e:
+                LOG.debug("Stopping the coordinator after a probe failed: "
+                          "%s", e)
+        return None
 
     def close(self):
         with self._start_lock:

@@ -30,6 +30,9 @@ from oslo_db.sqlalchemy import engines
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from murano_cidr import allocator
+from murano_cidr.drivers.db import options as db_options
+from murano_cidr import messages
 from murano_cidr import opts
 from murano_cidr.tools.bench import timing
 
@@ -45,11 +48,13 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
 NAMES = ("random", "legacy", "db-sqlite", "db-mysql", "db-postgresql",
          "lock-file", "lock-redis")
 
+#: The services behind a backend.
+NONE = "none"
+SQL = "sql"
+FILE_LOCK = "file-lock"
+TOOZ = "tooz"
+
 _BASELINE_TABLE = "murano_cidr_bench_baseline"
-
-
-def _one_line(error):
-    return " ".join(str(error).split()) or type(error).__name__
 
 
 @dataclasses.dataclass
@@ -58,24 +63,19 @@ class Backend(object):
 
     :ivar name: e.g. ``db-mysql``.
     :ivar driver: the driver's entry point name.
+    :ivar kind: the service behind it, which decides its probe and
+        baseline: :data:`NONE`, :data:`SQL`, :data:`FILE_LOCK` or
+        :data:`TOOZ`.
     :ivar config: extra configuration, ``{group: {option: value}}``.
     :ivar url: the service's URL, if any (database or lock service).
     """
 
     name: str
     driver: str
+    kind: str = NONE
     config: typing.Dict[str, typing.Dict[str, typing.Any]] = (
         dataclasses.field(default_factory=dict))
     url: typing.Optional[str] = None
-
-    @property
-    def kind(self):
-        """``none``, ``sql``, ``file-lock`` or ``tooz``."""
-        if self.driver == "db":
-            return "sql"
-        if self.driver == "lock":
-            return "tooz" if self.url else "file-lock"
-        return "none"
 
     def groups(self, pool, state_path):
         """Return the whole configuration of this backend's driver."""
@@ -88,14 +88,14 @@ class Backend(object):
     def probe(self):
         """Return None if the service answers, else why it does not."""
         try:
-            if self.kind == "sql":
+            if self.kind == SQL:
                 engine = sa.create_engine(self.url)
                 try:
                     with engine.connect() as conn:
                         conn.execute(sa.text("SELECT 1"))
                 finally:
                     engine.dispose()
-            elif self.kind == "tooz":
+            elif self.kind == TOOZ:
                 import redis
                 client = redis.Redis.from_url(self.url,
                                               socket_connect_timeout=2)
@@ -105,14 +105,15 @@ class Backend(object):
                     client.close()
         except Exception as e:
             return "%s is unreachable: %s" % (
-                safe_url(self.url), _one_line(e))
+                messages.safe_url(self.url), messages.one_line(e))
         return None
 
     def prepare(self, conf):
-        """Create the schema the driver needs (the db driver's tables)."""
-        if self.kind == "sql":
-            from murano_cidr.drivers.db import migration
-            migration.upgrade(conf)
+        """Create what the driver needs (its ``prepare()`` hook).
+
+        :param conf: the driver's configuration.
+        """
+        allocator.driver_class(conf, self.driver).prepare(conf)
 
     def baseline(self, conf, repeat):
         """Time one bare operation of the service.
@@ -122,29 +123,16 @@ class Backend(object):
         :returns: ``(what, p50 seconds)``, or None for drivers without a
             service.
         """
-        if self.kind == "sql":
+        if self.kind == SQL:
             return "INSERT transaction", _insert_baseline(self.url, repeat)
-        if self.kind == "file-lock":
+        if self.kind == FILE_LOCK:
             path = os.path.join(opts.state_path(conf), "baseline-locks")
             return ("file lock acquire/release",
                     _file_lock_baseline(path, repeat))
-        if self.kind == "tooz":
+        if self.kind == TOOZ:
             return ("tooz lock acquire/release",
                     _tooz_lock_baseline(self.url, repeat))
         return None
-
-
-def safe_url(url):
-    """Return a database or service URL with its password hidden.
-
-    :param url: the URL.
-    :returns: the URL with ``***`` for the password (unchanged if it
-        cannot be parsed).
-    """
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return url
 
 
 def _insert_baseline(url, repeat):
@@ -218,19 +206,19 @@ def backends(mysql_url=DEFAULT_MYSQL_URL,
     :param sqlite_url: the SQLite database of ``db-sqlite`` (a file in the
         driver's state directory if None).
     """
-    db = opts.DATABASE_GROUP
+    db = db_options.GROUP
     return {
         "random": Backend("random", "random"),
         "legacy": Backend("legacy", "legacy"),
-        "db-sqlite": Backend("db-sqlite", "db",
+        "db-sqlite": Backend("db-sqlite", "db", SQL,
                              {db: {"connection": sqlite_url}}, sqlite_url),
-        "db-mysql": Backend("db-mysql", "db", {db: {"connection": mysql_url}},
-                            mysql_url),
-        "db-postgresql": Backend("db-postgresql", "db",
+        "db-mysql": Backend("db-mysql", "db", SQL,
+                            {db: {"connection": mysql_url}}, mysql_url),
+        "db-postgresql": Backend("db-postgresql", "db", SQL,
                                  {db: {"connection": postgresql_url}},
                                  postgresql_url),
-        "lock-file": Backend("lock-file", "lock"),
-        "lock-redis": Backend("lock-redis", "lock",
+        "lock-file": Backend("lock-file", "lock", FILE_LOCK),
+        "lock-redis": Backend("lock-redis", "lock", TOOZ,
                               {opts.GROUP: {"coordination_url": redis_url}},
                               redis_url),
     }

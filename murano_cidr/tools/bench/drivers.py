@@ -36,14 +36,17 @@ import uuid
 
 from oslo_log import log as logging
 
+from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr import confutils
-from murano_cidr.drivers import base
+from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr import taken as taken_mod
 from murano_cidr.tools.bench import poolmath
 from murano_cidr.tools.bench import timing
 from murano_cidr.tools.simulate import router as router_mod
+
+Capability = capabilities.Capability
 
 LOG = logging.getLogger(__name__)
 
@@ -211,10 +214,12 @@ def fill_cost(result, conf, samples, seed=1502437):
             used = rng.sample(range(pool.size), round(fill * pool.size))
             scope = "murano-cidr-bench-" + uuid.uuid4().hex
             taken = [pool.cidr(i) for i in used]
-            if driver.keeps_state and driver.name == "db":
+            if driver.has(Capability.IMPORTS):
+                # The fill is the driver's own allocations, as in a cloud
+                # that has used it for a while, rather than taken CIDRs.
                 driver.import_allocations(
-                    [base.Allocation(owner="%s-fill-%d" % (scope, i),
-                                     cidr=cidr, scope=scope)
+                    [allocation.Allocation(owner="%s-fill-%d" % (scope, i),
+                                           cidr=cidr, scope=scope)
                      for i, cidr in enumerate(taken)])
                 taken = []
             times = []
@@ -229,8 +234,8 @@ def fill_cost(result, conf, samples, seed=1502437):
                 driver.release(owner)
             result.fill["%d%%" % round(fill * 100)] = timing.percentile(
                 times, 0.5)
-            if driver.name == "db":
-                _forget_scope(driver, scope)
+            if driver.has(Capability.IMPORTS):
+                driver.release_scope(scope)
 
 
 #: The db driver's targets (issue 3): one allocation against one plain
@@ -261,15 +266,3 @@ def db_targets(result):
             fill["90%"] / fill["1%"], DB_FILL_RATIO_LIMIT, True,
             "%.2f ms / %.2f ms" % (fill["90%"] * 1e3, fill["1%"] * 1e3)),
     ]
-
-
-def _forget_scope(driver, scope):
-    """Remove what the fill levels imported into a database."""
-    from murano_cidr.drivers.db import models
-    import sqlalchemy as sa
-    engine = driver.database.engine
-    with engine.begin() as conn:
-        conn.execute(sa.delete(models.Allocation.__table__).where(
-            models.Allocation.__table__.c.scope == scope))
-        conn.execute(sa.delete(models.Scope.__table__).where(
-            models.Scope.__table__.c.scope == scope))

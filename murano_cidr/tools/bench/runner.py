@@ -23,8 +23,8 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import confutils
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
-from murano_cidr import opts
 from murano_cidr.tools.bench import backends as backends_mod
 from murano_cidr.tools.bench import drivers
 from murano_cidr.tools.bench import poolmath
@@ -96,7 +96,7 @@ def _measure(backend, settings, workdir):
         url = "sqlite:///" + os.path.join(state_path, "bench.sqlite")
         backend = dataclasses.replace(
             backend, url=url,
-            config={opts.DATABASE_GROUP: {"connection": url}})
+            config={db_options.GROUP: {"connection": url}})
     reason = backend.probe()
     if reason:
         result.skipped = reason

@@ -34,7 +34,6 @@ trials are independent even though the processes persist.
 """
 
 import contextlib
-import dataclasses
 import multiprocessing
 import os
 import queue
@@ -47,9 +46,9 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import confutils
-from murano_cidr.drivers import base
 from murano_cidr import exceptions
 from murano_cidr import opts
+from murano_cidr import pool as pool_mod
 from murano_cidr.tools import progress as progress_mod
 from murano_cidr.tools.simulate import engine
 from murano_cidr.tools.simulate import model
@@ -87,9 +86,7 @@ def prepare_driver(name, conf):
     :param name: the driver name.
     :param conf: its configuration.
     """
-    if name == "db":
-        from murano_cidr.drivers.db import migration
-        migration.upgrade(conf)
+    allocator.driver_class(conf, name).prepare(conf)
 
 
 def _owner(rng):
@@ -189,23 +186,18 @@ class Runner(object):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "pool.conf")
             write_config(path, self.spec.drivers[0], self.spec, tmp)
-            return base.pools_from_conf(confutils.load(path))[4]
+            return pool_mod.pools_from_conf(confutils.load(path))[4]
 
     def _prepare_drivers(self):
         paths = {}
         for name in self.spec.drivers:
             state_path = os.path.join(self._workdir, "state-" + name)
             os.makedirs(state_path)
-            spec = self.spec
-            if name == "db" and not _has_option(spec, "cidr_allocator_"
-                                                "database", "connection"):
-                spec = dataclasses.replace(spec, config=dict(spec.config))
-                spec.config["cidr_allocator_database"] = dict(
-                    spec.config.get("cidr_allocator_database", {}),
-                    connection="sqlite:///" + os.path.join(state_path,
-                                                           "db.sqlite"))
+            # NOTE: each driver's state (the db driver's default SQLite
+            # file, the lock driver's lock files) goes under its own
+            # state_path, so drivers compared in one run share nothing.
             path = os.path.join(self._workdir, name + ".conf")
-            write_config(path, name, spec, state_path)
+            write_config(path, name, self.spec, state_path)
             conf = confutils.load(path)
             prepare_driver(name, conf)
             # Build it once here, so a bad option fails before any worker.
@@ -298,10 +290,6 @@ def collect(results, workers, poll=1.0, timeout=engine.STEP_TIMEOUT * 2):
             if waited > timeout:
                 raise exceptions.SimulationError(
                     reason="no engine answered for %d seconds" % waited)
-
-
-def _has_option(spec, group, option):
-    return spec.config.get(group, {}).get(option) is not None
 
 
 def run(spec, progress=None):

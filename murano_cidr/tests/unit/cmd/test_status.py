@@ -70,16 +70,16 @@ class TestChecks(base.TestCase):
     def test_store_checks_skip_other_drivers(self):
         self.config(driver="random")
         self.assertResult(SUCCESS, "Not used by driver 'random'",
-                          self.checks.check_database())
+                          self.checks.run("Database"))
         self.assertResult(SUCCESS, "Not used by driver 'random'",
-                          self.checks.check_lock_service())
+                          self.checks.run("Lock service"))
 
     def _revision(self, revision):
         self.config(driver="db")
         self.useFixture(fixtures.MockPatch(
             "murano_cidr.drivers.db.migration.current_revision",
             return_value=revision))
-        return self.checks.check_database()
+        return self.checks.run("Database")
 
     def test_database_revisions(self):
         head = migration.head_revision()
@@ -101,7 +101,7 @@ class TestChecks(base.TestCase):
         self.config_fixture.config(
             group="cidr_allocator_database",
             connection="postgresql+psycopg2://u:secret@127.0.0.1:1/x")
-        result = self.checks.check_database()
+        result = self.checks.run("Database")
         self.assertResult(FAILURE, "u:***@127.0.0.1:1/x", result)
         self.assertNotIn("secret", result.details)
 
@@ -109,23 +109,23 @@ class TestChecks(base.TestCase):
         self.config(driver="lock")
         self.assertResult(SUCCESS, "File locks under %s"
                           % os.path.join(self.state_path, "locks"),
-                          self.checks.check_lock_service())
+                          self.checks.run("Lock service"))
         blocker = os.path.join(self.state_path, "file")
         open(blocker, "w").close()
         self.config_fixture.config(group="oslo_concurrency",
                                    lock_path=os.path.join(blocker, "locks"))
         self.assertResult(FAILURE, "File locks cannot be taken",
-                          self.checks.check_lock_service())
+                          self.checks.run("Lock service"))
         self.config_fixture.config(group="oslo_concurrency",
                                    lock_path=blocker)
         self.assertResult(FAILURE, "exists and is not a directory",
-                          self.checks.check_lock_service())
+                          self.checks.run("Lock service"))
 
     def test_unreachable_coordinator(self):
         # Port 1 on the loopback: nothing listens, the connection is refused.
         self.config(driver="lock",
                     coordination_url="redis://:secret@127.0.0.1:1")
-        result = self.checks.check_lock_service()
+        result = self.checks.run("Lock service")
         self.assertResult(FAILURE, "redis://:***@127.0.0.1:1 does not "
                           "answer", result)
         self.assertNotIn("secret", result.details)
@@ -133,7 +133,7 @@ class TestChecks(base.TestCase):
     def test_unknown_coordinator_backend(self):
         self.config(driver="lock", coordination_url="nope://host")
         self.assertResult(FAILURE, "nope://host",
-                          self.checks.check_lock_service())
+                          self.checks.run("Lock service"))
 
     def test_unexpected_errors_are_one_line_failures(self):
         self.useFixture(fixtures.MockPatch(

@@ -10,14 +10,19 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Every driver shipped with murano-cidr against the driver contract.
+"""Every installed driver against the driver contract.
 
-A new driver joins by adding a scenario to the class of what it
-announces: state kept or not.
+The scenarios come from the ``murano_cidr.allocators`` entry points, each
+in the class of what the driver announces (state kept or not), so a driver
+shipped here joins by its entry point alone. Each runs after its
+``prepare`` hook, under the test's own ``state_path`` (the ``lock``
+driver's file locks).
 """
 
 import testscenarios
 
+from murano_cidr import allocator
+from murano_cidr.drivers import capabilities
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 
@@ -34,18 +39,31 @@ def prepare_db(test):
                                           sync=True)
 
 
+#: What a scenario needs beyond its driver's defaults.
+_EXTRA = {"db": {"prepare": prepare_db}}
+
+
+def _scenarios(keeps_state):
+    return [(name, dict(_EXTRA.get(name, {}), driver_name=name))
+            for name, driver in allocator.driver_classes().items()
+            if driver.has(capabilities.Capability.KEEPS_STATE)
+            == keeps_state]
+
+
 class TestStatelessDrivers(contract.StatelessContractTests, base.TestCase):
 
-    scenarios = [
-        ("random", {"driver_name": "random"}),
-        ("legacy", {"driver_name": "legacy"}),
-    ]
+    scenarios = _scenarios(keeps_state=False)
 
 
 class TestStatefulDrivers(contract.StatefulContractTests, base.TestCase):
 
-    scenarios = [
-        # File locks under <state_path>/locks: the test's own directory.
-        ("lock", {"driver_name": "lock"}),
-        ("db", {"driver_name": "db", "prepare": prepare_db}),
-    ]
+    scenarios = _scenarios(keeps_state=True)
+
+
+class TestScenarios(base.TestCase):
+
+    def test_every_shipped_driver_is_a_scenario(self):
+        self.assertEqual(
+            ({"legacy", "random"}, {"db", "lock"}),
+            ({name for name, _ in TestStatelessDrivers.scenarios},
+             {name for name, _ in TestStatefulDrivers.scenarios}))

@@ -12,6 +12,10 @@
 
 """Usage per scope."""
 
+from unittest import mock
+
+import netaddr
+
 from murano_cidr import exceptions
 from murano_cidr.operations import usage
 from murano_cidr.tests import base
@@ -57,6 +61,17 @@ class TestUsage(base.TestCase):
         self.assertEqual([(None, 4), (None, 6)],
                          [(r["scope"], r["ip_version"])
                           for r in usage.report(self.driver)])
+
+    def test_counts_come_from_the_driver(self):
+        # One usage path: the driver's own (the db driver's is SQL).
+        with mock.patch.object(self.driver, "usage",
+                               wraps=self.driver.usage) as spy:
+            rows = usage.report(self.driver, scope="r1", ip_version=4,
+                                taken=["10.0.2.0/24"])
+        spy.assert_called_once_with(scope="r1", ip_version=4,
+                                    taken=[netaddr.IPNetwork("10.0.2.0/24")])
+        self.assertEqual([(2, 1, 1)], [(r["allocated"], r["taken"],
+                                        r["free"]) for r in rows])
 
     def test_taken_needs_a_scope(self):
         self.assertRaises(exceptions.InvalidArgument, usage.report,

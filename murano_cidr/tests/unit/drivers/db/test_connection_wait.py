@@ -24,6 +24,7 @@ import fixtures
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr.tests import base
@@ -101,8 +102,8 @@ class TestCommandWait(WaitTestCase):
             code, out, err = self.run_main(main, "--config-file", path,
                                            *args)
             self.assertEqual(3, code, err)
-            self.assertEqual([opts.COMMAND_RETRY_INTERVAL]
-                             * opts.COMMAND_MAX_RETRIES, self.pauses)
+            self.assertEqual([db_options.COMMAND_RETRY_INTERVAL]
+                             * db_options.COMMAND_MAX_RETRIES, self.pauses)
             lines = err.strip().splitlines()
             self.assertEqual(2, len(lines), err)
             self.assertIn("waiting for it", lines[0])

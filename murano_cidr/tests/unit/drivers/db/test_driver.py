@@ -83,6 +83,15 @@ class TestAllocate(base.DbTestCase):
         self.driver.allocate("net-2", scope="r")
         self.assertEqual(2, self.generation("r"))
 
+    def test_release_scope_forgets_the_scope(self):
+        self.driver.allocate("net-1", scope="r")
+        self.driver.allocate("net-2", scope="r")
+        self.driver.allocate("net-3", scope="r2")
+        self.assertEqual(2, self.driver.release_scope("r"))
+        self.assertIsNone(self.generation("r"))
+        self.assertEqual(["net-3"], [row.owner for row in self.rows()])
+        self.assertEqual(1, self.generation("r2"))
+
     def test_owner_in_another_scope_is_a_conflict(self):
         cidr = self.driver.allocate("net-1", scope="r1")
         e = self.assertRaises(exceptions.OwnerConflict,

@@ -1,0 +1,155 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``import_allocations`` of the ``db`` driver: existing CIDRs, recorded.
+
+A batch is checked as a whole first (an owner once, no two CIDRs of a scope
+overlapping, by :func:`murano_cidr.allocation.scope_overlaps`, the check
+``murano-cidr import`` applies to its file too), then recorded in one
+transaction holding the locks of every scope it touches, so nothing is
+recorded if anything conflicts with a live allocation.
+"""
+
+import datetime
+
+import netaddr
+from oslo_db import exception as db_exc
+
+from murano_cidr import allocation as allocation_mod
+from murano_cidr.drivers.db import queries
+from murano_cidr import exceptions
+from murano_cidr import messages
+from murano_cidr import taken as taken_mod
+
+
+def import_allocations(database, allocations):
+    """Record allocations that already exist, all or nothing.
+
+    :param database: the driver's
+        :class:`~murano_cidr.drivers.db.api.Database`.
+    :param allocations: an iterable of
+        :class:`~murano_cidr.allocation.Allocation`.
+    :returns: the list of :class:`~murano_cidr.allocation.Allocation`
+        newly recorded.
+    :raises murano_cidr.exceptions.InvalidArgument: for a bad allocation.
+    :raises murano_cidr.exceptions.AllocationConflict: if one overlaps a
+        live allocation of its scope, or another of the batch.
+    :raises murano_cidr.exceptions.OwnerConflict: if an owner already
+        holds another CIDR.
+    """
+    items = [_item(a) for a in allocations]
+    unique = {}
+    for item in items:
+        other = unique.setdefault(item["owner"], item)
+        if other is not item and _key(other) != _key(item):
+            raise exceptions.OwnerConflict(
+                owner=item["owner"], cidr=other["cidr"],
+                scope=_scope_text(other["scope"]))
+    items = list(unique.values())
+    for item, other in allocation_mod.scope_overlaps(items, _extent):
+        raise exceptions.AllocationConflict(
+            cidr=item["cidr"], owner=item["owner"], scope=item["scope"],
+            other_cidr=other["cidr"], other_owner=other["owner"])
+    recorded = database.write(_record, items)
+    return [queries.to_allocation(_Row(values)) for values in recorded]
+
+
+def _item(allocation):
+    for attribute in ("owner", "cidr", "scope", "ip_version"):
+        if not hasattr(allocation, attribute):
+            raise exceptions.InvalidArgument(
+                name="allocation", value=allocation,
+                reason="expected an Allocation, without %s" % attribute)
+    owner = allocation_mod.validate_owner(allocation.owner)
+    scope = allocation_mod.validate_scope(allocation.scope)
+    ip_version = allocation_mod.validate_ip_version(allocation.ip_version)
+    network = taken_mod.parse_cidr(allocation.cidr, "cidr")
+    if network.version != ip_version:
+        raise exceptions.InvalidArgument(
+            name="cidr", value=allocation.cidr,
+            reason="is not an IPv%d network" % ip_version)
+    network = network.cidr
+    created_at = getattr(allocation, "created_at", None)
+    if created_at is None:
+        created_at = queries.utcnow()
+    else:
+        created_at = _naive_utc(created_at)
+    return queries.row_values(
+        owner, scope, ip_version, network,
+        bool(getattr(allocation, "confirmed", True)), created_at)
+
+
+def _record(conn, items):
+    # The scopes' locks first, in a fixed order: they guard everything
+    # read after them.
+    for scope in sorted({item["scope"] for item in items
+                         if item["scope"] is not None}):
+        queries.lock_scope(conn, scope)
+    existing = queries.get_many(conn, [item["owner"] for item in items])
+    new = []
+    for item in items:
+        row = existing.get(item["owner"])
+        if row is None:
+            new.append(item)
+        elif _key(row._mapping) != _key(item):
+            raise exceptions.OwnerConflict(
+                owner=item["owner"], cidr=row.cidr,
+                scope=_scope_text(row.scope))
+    for item in new:
+        if item["scope"] is None:
+            continue
+        network = netaddr.IPNetwork(item["cidr"])
+        for row in queries.held_between(conn, item["scope"],
+                                        item["ip_version"],
+                                        network.first, network.last,
+                                        detail=True):
+            raise exceptions.AllocationConflict(
+                cidr=item["cidr"], owner=item["owner"],
+                scope=item["scope"], other_cidr=row.cidr,
+                other_owner=row.owner)
+    try:
+        queries.insert(conn, new)
+    except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
+        raise exceptions.InvalidArgument(
+            name="allocations", value="(%d new)" % len(new),
+            reason="the database cannot store an owner or scope (%s)"
+            % messages.one_line(e))
+    return new
+
+
+class _Row(object):
+    """Attribute access to a dictionary of column values."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
+
+
+def _key(values):
+    return (values["cidr"], values["scope"], values["ip_version"])
+
+
+def _scope_text(scope):
+    return scope if scope is not None else "(none)"
+
+
+def _naive_utc(moment):
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(
+            tzinfo=None)
+    return moment.replace(microsecond=0)
+
+
+def _extent(item):
+    if item["scope"] is None:
+        return None
+    return (item["scope"], item["ip_version"], int(item["range_first"], 16),
+            int(item["range_last"], 16))

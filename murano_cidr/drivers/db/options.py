@@ -1,0 +1,152 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The options of the ``db`` driver: ``[cidr_allocator_database]``."""
+
+import copy
+
+from oslo_config import cfg
+
+from murano_cidr._i18n import _
+from murano_cidr import opts
+
+GROUP = "cidr_allocator_database"
+
+#: The first-connection retries of the console scripts, which an operator
+#: waits for: they replace the defaults of ``max_retries`` and
+#: ``retry_interval`` (see :func:`set_command_defaults`).
+COMMAND_MAX_RETRIES = 2
+COMMAND_RETRY_INTERVAL = 1
+
+database_group = cfg.OptGroup(
+    GROUP,
+    title="CIDR allocator database options",
+    help=_("The SQL database of the 'db' driver. Its tables (named "
+           "murano_cidr_*) and its own alembic version table "
+           "(murano_cidr_alembic_version) may live in another service's "
+           "database. Create or upgrade them with 'murano-cidr-manage db "
+           "sync'."))
+
+database_opts = [
+    cfg.StrOpt(
+        "connection",
+        secret=True,
+        help=_("SQLAlchemy URL of the allocation database, e.g. "
+               "mysql+pymysql://user:password@host/murano?charset=utf8mb4 "
+               "(extra 'mysql') or postgresql+psycopg2://user:password@host/"
+               "murano (extra 'postgresql'). Unset: an SQLite file "
+               "murano-cidr.sqlite under [cidr_allocator] state_path, which "
+               "serves one host only.")),
+    cfg.StrOpt(
+        "connection_parameters",
+        default="",
+        help=_("Extra parameters appended to the connection URL's query "
+               "string, as param1=value1&param2=value2.")),
+    cfg.BoolOpt(
+        "sqlite_synchronous",
+        default=True,
+        help=_("Whether SQLite waits for each write to reach the disk.")),
+    cfg.StrOpt(
+        "mysql_sql_mode",
+        default="TRADITIONAL",
+        help=_("SQL mode of MySQL/MariaDB sessions; empty for the server's "
+               "default.")),
+    cfg.IntOpt(
+        "connection_recycle_time",
+        default=3600,
+        min=1,
+        help=_("Seconds after which a pooled connection is replaced.")),
+    cfg.IntOpt(
+        "max_pool_size",
+        default=5,
+        min=0,
+        help=_("Connections kept open in the pool; 0 for no limit.")),
+    cfg.IntOpt(
+        "max_overflow",
+        default=50,
+        min=0,
+        help=_("Connections opened beyond max_pool_size under load.")),
+    cfg.IntOpt(
+        "pool_timeout",
+        min=1,
+        help=_("Seconds to wait for a pooled connection; unset for "
+               "SQLAlchemy's default.")),
+    cfg.IntOpt(
+        "connection_debug",
+        default=0,
+        min=0,
+        max=100,
+        help=_("SQL logging: 0 none, 50 statements, 100 statements and "
+               "results.")),
+    cfg.BoolOpt(
+        "connection_trace",
+        default=False,
+        help=_("Add Python stack traces to SQL statements as comments.")),
+    cfg.IntOpt(
+        "max_retries",
+        default=10,
+        min=0,
+        help=_("How often the first connection of a process is retried "
+               "when the database does not answer (oslo.db's option of the "
+               "same name, with its default; unlike oslo.db's, -1 is not "
+               "accepted). Each wait is logged with the database's URL. "
+               "The murano-cidr commands default to "
+               "%(retries)d retries, %(interval)d s apart, so that an "
+               "unreachable database fails them within seconds; set it "
+               "here to change that too.")
+        % {"retries": COMMAND_MAX_RETRIES,
+           "interval": COMMAND_RETRY_INTERVAL}),
+    cfg.IntOpt(
+        "retry_interval",
+        default=10,
+        min=0,
+        help=_("Seconds between two attempts of that first connection "
+               "(oslo.db's option of the same name, with its default).")),
+    cfg.IntOpt(
+        "db_max_retries",
+        default=20,
+        min=0,
+        help=_("How often one operation is retried after it lost a race to "
+               "another allocator, hit a deadlock or lost its connection, "
+               "with a growing, randomised pause, before it fails with a "
+               "'database unavailable' error.")),
+]
+
+
+def list_opts():
+    """Return the ``db`` driver's options, as ``list_opts()`` hooks do.
+
+    :returns: a list of ``(group, [options])`` pairs.
+    """
+    return [(database_group, copy.deepcopy(database_opts))]
+
+
+def register_opts(conf):
+    """Register murano-cidr's and the ``db`` driver's options on ``conf``.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    opts.register_common_opts(conf)
+    opts.register_listed(conf, [(database_group, database_opts)])
+
+
+def set_command_defaults(conf):
+    """Give a console script a shorter wait for an unreachable database.
+
+    The options are registered first; values from the configuration files
+    still win.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    register_opts(conf)
+    conf.set_default("max_retries", COMMAND_MAX_RETRIES, group=GROUP)
+    conf.set_default("retry_interval", COMMAND_RETRY_INTERVAL, group=GROUP)

@@ -1,0 +1,112 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The options of the ``lock`` driver.
+
+Its own live in ``[cidr_allocator]``, beside the pool's; the file locks'
+directory is oslo.concurrency's ``[oslo_concurrency] lock_path``.
+"""
+
+import copy
+import os
+
+from oslo_concurrency import lockutils
+from oslo_concurrency import opts as concurrency_opts
+from oslo_config import cfg
+
+from murano_cidr._i18n import _
+from murano_cidr import opts
+
+lock_opts = [
+    cfg.StrOpt(
+        "coordination_url",
+        secret=True,
+        help=_("Lock service of the 'lock' driver, as a tooz backend URL: "
+               "redis://[:password@]host:6379 (extra 'redis'; add "
+               "?sentinel=<master> for Redis Sentinel), "
+               "etcd3+http://host:2379 (extra 'etcd'), "
+               "zookeeper://host:2181 (extra 'zookeeper') or "
+               "file:///path (one host). Unset: oslo.concurrency file locks "
+               "under [oslo_concurrency] lock_path, or $state_path/locks "
+               "when that is unset; they protect the engines of one host "
+               "only.")),
+    cfg.IntOpt(
+        "lock_timeout",
+        default=30,
+        min=1,
+        help=_("Seconds a tooz lock survives without a heartbeat: how long "
+               "the reservations of an engine that died stay blocked, and "
+               "how long a live engine may stall before it loses them. "
+               "Passed to the backend as lock_timeout (ZooKeeper: the "
+               "session timeout) unless coordination_url sets its own. "
+               "File locks need none: the kernel frees them at once.")),
+    cfg.IntOpt(
+        "lock_wait_timeout",
+        default=60,
+        min=1,
+        help=_("Seconds the 'lock' driver waits for another engine to "
+               "finish picking a CIDR in the same scope before allocate "
+               "fails with a 'lock service unavailable' error (tooz "
+               "backends only; file locks wait for their holder).")),
+    cfg.IntOpt(
+        "reservation_prefixlen",
+        default=24,
+        min=8,
+        max=30,
+        help=_("The 'lock' driver reserves a CIDR by locking every aligned "
+               "IPv4 block of this prefix length that the CIDR covers (a "
+               "/23 takes two /24 locks; a /26 locks the /24 it sits in), so "
+               "engines whose subnet sizes differ, as during a change of "
+               "max_hosts or subnet_prefixlen, still exclude each other. "
+               "Every engine must use the same value. A subnet may cover at "
+               "most 256 blocks.")),
+    cfg.IntOpt(
+        "ipv6_reservation_prefixlen",
+        default=64,
+        min=8,
+        max=126,
+        help=_("The same as reservation_prefixlen, for IPv6 subnets.")),
+]
+
+
+def list_opts():
+    """Return the ``lock`` driver's options, as ``list_opts()`` hooks do.
+
+    :returns: a list of ``(group, [options])`` pairs.
+    """
+    return ([(opts.cidr_allocator_group, copy.deepcopy(lock_opts))]
+            + concurrency_opts.list_opts())
+
+
+def register_opts(conf):
+    """Register murano-cidr's and the ``lock`` driver's options on ``conf``.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    opts.register_common_opts(conf)
+    opts.register_listed(conf, [(opts.GROUP, lock_opts)]
+                         + concurrency_opts.list_opts())
+
+
+def lock_path(conf):
+    """Return the directory of the file locks.
+
+    ``[oslo_concurrency] lock_path`` if set, else ``<state_path>/locks``.
+
+    :param conf: a configuration object.
+    :returns: an absolute path.
+    """
+    register_opts(conf)
+    path = lockutils.get_lock_path(conf)
+    if not path:
+        path = os.path.join(opts.state_path(conf), "locks")
+    return os.path.abspath(os.path.expanduser(path))

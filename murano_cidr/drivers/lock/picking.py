@@ -1,0 +1,150 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""How the ``lock`` driver picks a CIDR and takes its reservation locks.
+
+The driver holds the scope's lock around :func:`pick`; everything here
+only talks to the lock backend it is given.
+"""
+
+import secrets
+
+from oslo_log import log as logging
+
+from murano_cidr.drivers.lock import backend as backend_mod
+from murano_cidr import exceptions
+from murano_cidr import taken as taken_mod
+
+LOG = logging.getLogger(__name__)
+
+# NOTE: the operating system's randomness, so forked engines never share a
+# seed and never try the same candidates in the same order.
+_RANDOM = secrets.SystemRandom()
+
+
+def try_reserve(backend, prefixlen, scope, net):
+    """Take the lock of every block ``net`` overlaps, without waiting.
+
+    :param backend: the
+        :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
+    :param prefixlen: the prefix length of the blocks.
+    :param scope: the scope, or None.
+    :param net: the candidate, a :class:`netaddr.IPNetwork`.
+    :returns: ``(reservation, None)``, or ``(None, block)`` with the
+        block another engine holds (nothing is kept then).
+    :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+        cannot be reached; nothing is kept.
+    """
+    held = []
+    try:
+        for block in backend_mod.blocks(net, prefixlen):
+            reservation = backend.try_reserve(
+                backend_mod.reservation_lock_name(scope, str(block)))
+            if reservation is None:
+                for other in held:
+                    other.release()
+                return None, block
+            held.append(reservation)
+    except BaseException:
+        for other in held:
+            other.release()
+        raise
+    return backend_mod.BlockReservation(held), None
+
+
+def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
+    """Reserve a free candidate; call with the scope lock held.
+
+    Candidates are tried in random order among the free ones; one any of
+    whose block locks another engine holds is skipped, and one whose subnet
+    appeared while it was being reserved (a callable ``taken``, read again)
+    is given up.
+
+    :param backend: the
+        :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
+    :param prefixlen: the prefix length of the reservation blocks.
+    :param scope: the scope, or None.
+    :param pool: the :class:`~murano_cidr.pool.Pool`.
+    :param read_taken: a :class:`TakenReader`.
+    :param own: the CIDRs this process already holds in the scope.
+    :param exhausted: ``exhausted(pool, scope, free_map, allocated_map)``,
+        returning the error to raise when nothing is free.
+    :returns: ``(cidr, reservation)``.
+    :raises murano_cidr.exceptions.PoolExhausted: if nothing is free.
+    :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+        cannot be reached; nothing is kept.
+    """
+    version = pool.version
+    taken_set = read_taken()
+    own = taken_mod.TakenSet.from_taken(own, version)
+    # Candidates given up during this call: reserved by another engine
+    # (they count as allocated), or whose subnet appeared after we
+    # reserved them (they count as taken). Each candidate is tried at
+    # most once, so the loop ends.
+    elsewhere = []
+    appeared = []
+    while True:
+        held = own.union(taken_mod.TakenSet(version, elsewhere))
+        blocked = taken_set.union(held).union(
+            taken_mod.TakenSet(version, appeared))
+        free_map = pool.free_map(blocked)
+        if free_map.free == 0:
+            raise exhausted(pool, scope, free_map,
+                            allocated_map=pool.free_map(held))
+        index = free_map.nth_free(_RANDOM.randrange(free_map.free))
+        cidr = pool.cidr(index)
+        net = pool[index]
+        reservation, busy = try_reserve(backend, prefixlen, scope, net)
+        if reservation is None:
+            elsewhere.append((busy.first, busy.last))
+            continue
+        try:
+            if read_taken.again:
+                taken_set = read_taken()
+                if taken_set.overlaps(net.first, net.last):
+                    LOG.debug("%s appeared in scope %s while it was "
+                              "being reserved; trying another", cidr,
+                              scope)
+                    appeared.append((net.first, net.last))
+                    reservation.release()
+                    continue
+            if not reservation.still_held():
+                raise exceptions.LockUnavailable(
+                    url=backend.description,
+                    reason="the reservation of %s was lost at once"
+                    % cidr)
+        except BaseException:
+            reservation.release()
+            raise
+        return cidr, reservation
+
+
+class TakenReader(object):
+    """Read ``taken`` once if it is a collection, at each call if a callable.
+
+    A collection (perhaps a generator, which cannot be read twice) is read
+    and validated when the reader is built, before any lock is taken.
+    """
+
+    def __init__(self, taken, version):
+        self.version = version
+        self.again = callable(taken)
+        if self.again:
+            self._taken = taken
+            self._set = None
+        else:
+            self._set = taken_mod.TakenSet.from_taken(taken, version)
+
+    def __call__(self):
+        if self.again:
+            return taken_mod.TakenSet.from_taken(self._taken, self.version)
+        return self._set

@@ -1,0 +1,77 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Text fit for an operator: one line, no passwords.
+
+Every message murano-cidr prints or logs about an error or a service goes
+through these, so an error is always one line and a URL never shows its
+password, whichever command, driver or tool wrote it.
+"""
+
+import re
+
+#: What SQLAlchemy appends to a database error's message, one per line:
+#: the statement, its parameters and a link. Noise for an operator, and
+#: the parameters may be long.
+_SQLALCHEMY_DETAIL = ("[SQL:", "[parameters:", "(Background on this error")
+
+#: ``scheme://user:password@host...``; the password runs to the last ``@``,
+#: so one holding ``@`` or ``/`` is hidden whole.
+_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):"
+                       r"(?P<password>.*)@(?P<rest>[^@]*)$", re.S)
+
+#: A password given as a query parameter (tooz's Redis driver takes one).
+_QUERY_PASSWORD = re.compile(r"(?P<key>[?&](?:password|passwd)=)[^&#]*",
+                             re.I)
+
+
+def one_line(error):
+    """Return an error's message on one line.
+
+    oslo.db's errors are read through their inner error; SQLAlchemy's
+    statement, parameters and link lines are left out.
+
+    :param error: an exception or a message.
+    :returns: its text with every run of white space (newlines included)
+        made one space; the exception's class name if the text is empty.
+    """
+    text = str(getattr(error, "inner_exception", None) or error)
+    lines = [line for line in text.splitlines()
+             if not line.strip().startswith(_SQLALCHEMY_DETAIL)]
+    return " ".join(" ".join(lines).split()) or type(error).__name__
+
+
+def clause(error):
+    """Return an error's message on one line, to be followed by more text.
+
+    :param error: an exception or a message.
+    :returns: :func:`one_line` without a final full stop.
+    """
+    return one_line(error).rstrip(".")
+
+
+def safe_url(url):
+    """Return a URL fit for messages and logs: its password hidden.
+
+    :param url: a database or coordination URL, as a string or an
+        :class:`sqlalchemy.engine.URL`.
+    :returns: the URL with ``***`` for the password (in the user part or a
+        ``password=`` query parameter).
+    """
+    render = getattr(url, "render_as_string", None)
+    if render is not None:
+        return render(hide_password=True)
+    text = str(url)
+    match = _USERINFO.match(text)
+    if match:
+        text = "%s:***@%s" % (match.group("head"), match.group("rest"))
+    return _QUERY_PASSWORD.sub(r"\g<key>***", text)
