@@ -33,6 +33,9 @@ project = "murano-cidr"
 copyright = "2025, murano-cidr developers"
 exclude_patterns = ["build"]
 pygments_style = "native"
+# Literal blocks (::) are output, logs and configuration, not Python;
+# commands are marked ".. code-block:: console".
+highlight_language = "none"
 
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": True}

@@ -22,6 +22,7 @@ project = "murano-cidr Release Notes"
 copyright = "2025, murano-cidr developers"
 exclude_patterns = []
 pygments_style = "native"
+highlight_language = "none"
 
 # Release notes are not versioned by the package.
 version = ""
