@@ -1,0 +1,272 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Lock services the functional tests start themselves: etcd, ZooKeeper.
+
+Each server listens on a free loopback port, keeps its data in a temporary
+directory, and is stopped by the fixture's cleanup. :meth:`LocalServer.kill`
+sends SIGKILL, as a crash would; :meth:`LocalServer.start` brings the
+server back on the same port with the same data.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+
+import fixtures
+import tenacity
+
+#: Seconds a server may take to answer after it was started (a JVM on a
+#: loaded machine is slow).
+START_TIMEOUT = 60
+
+#: Where Debian's zookeeper package puts the server's jars.
+ZOOKEEPER_JARS = ("/usr/share/java/zookeeper.jar",)
+
+
+def free_port():
+    """Return a TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def until(condition, timeout):
+    """Poll ``condition`` until it returns True or ``timeout`` passes.
+
+    :returns: whether it returned True in time.
+    """
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_delay(timeout),
+        wait=tenacity.wait_fixed(0.1),
+        retry=(tenacity.retry_if_result(lambda ok: not ok)
+               | tenacity.retry_if_exception_type(OSError)),
+        reraise=True)
+    try:
+        return retrying(condition)
+    except (tenacity.RetryError, OSError):
+        return False
+
+
+class LocalServer(fixtures.Fixture):
+    """A server process of the test's own (a base class).
+
+    Subclasses give :meth:`command` and :meth:`answers`.
+
+    :ivar port: the client port on 127.0.0.1.
+    :ivar directory: the server's temporary directory.
+    :ivar url: the tooz coordination URL of the server.
+    """
+
+    #: What the server is, for messages.
+    name = None
+
+    def __init__(self):
+        super().__init__()
+        self.process = None
+        self.port = None
+        self.directory = None
+
+    @property
+    def available(self):
+        """Whether the server's programs are installed."""
+        raise NotImplementedError
+
+    def command(self):
+        """Return the server's command line."""
+        raise NotImplementedError
+
+    def answers(self):
+        """Tell whether the server answers on its port."""
+        raise NotImplementedError
+
+    def prepare(self):
+        """Write what the server needs in :attr:`directory`, once."""
+
+    def _setUp(self):
+        self.port = free_port()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.prepare()
+        self.addCleanup(self.stop)
+        self.start()
+
+    def start(self):
+        """Start the server and wait until it answers.
+
+        :raises RuntimeError: if it does not answer within
+            :data:`START_TIMEOUT` seconds.
+        """
+        log = open(os.path.join(self.directory, "server.log"), "ab")
+        try:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, cwd=self.directory)
+        finally:
+            log.close()
+        if not until(lambda: self.process.poll() is None and self.answers(),
+                     START_TIMEOUT):
+            self.stop()
+            raise RuntimeError("%s on port %d did not start; see %s"
+                               % (self.name, self.port, self.log_tail()))
+
+    def log_tail(self, lines=20):
+        """Return the end of the server's log, for failure messages."""
+        try:
+            with open(os.path.join(self.directory, "server.log"),
+                      errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError as e:
+            return str(e)
+
+    def kill(self):
+        """SIGKILL the server, as a crash would, and reap it."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self.process = None
+
+    def stop(self):
+        """Stop the server (SIGTERM, as an operator would) and wait."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        self.process = None
+
+
+def _ask(port, command, timeout=2):
+    """Send a four-letter command to a server and return its answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(command)
+        s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+class ZooKeeperServer(LocalServer):
+    """A standalone ZooKeeper server, from Debian's ``zookeeper`` jars.
+
+    :param tick_ms: ZooKeeper's tick; sessions may last from 2 to 200
+        ticks, so a short tick allows the short session timeouts tests use.
+    """
+
+    name = "ZooKeeper"
+
+    def __init__(self, tick_ms=250):
+        super().__init__()
+        self.tick_ms = tick_ms
+        self.java = shutil.which("java")
+
+    @property
+    def available(self):
+        return self.java is not None and all(
+            os.path.exists(jar) for jar in ZOOKEEPER_JARS)
+
+    @property
+    def url(self):
+        return "zookeeper://127.0.0.1:%d" % self.port
+
+    def prepare(self):
+        config = os.path.join(self.directory, "conf")
+        os.mkdir(config)
+        os.mkdir(os.path.join(self.directory, "data"))
+        with open(os.path.join(config, "zoo.cfg"), "w") as f:
+            f.write("tickTime=%d\n"
+                    "minSessionTimeout=%d\n"
+                    "maxSessionTimeout=%d\n"
+                    "dataDir=%s\n"
+                    "clientPort=%d\n"
+                    "clientPortAddress=127.0.0.1\n"
+                    "admin.enableServer=false\n"
+                    "4lw.commands.whitelist=ruok\n"
+                    % (self.tick_ms, 2 * self.tick_ms, 200 * self.tick_ms,
+                       os.path.join(self.directory, "data"), self.port))
+        with open(os.path.join(config, "log4j.properties"), "w") as f:
+            f.write("log4j.rootLogger=WARN, CONSOLE\n"
+                    "log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender\n"
+                    "log4j.appender.CONSOLE.layout="
+                    "org.apache.log4j.PatternLayout\n")
+
+    def command(self):
+        config = os.path.join(self.directory, "conf")
+        # NOTE: a small heap and the client JIT only: the server holds a few
+        # hundred znodes, and start-up time is what a test waits for.
+        return [self.java, "-Xmx128m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Dzookeeper.admin.enableServer=false",
+                "-cp", ":".join((config,) + ZOOKEEPER_JARS),
+                "org.apache.zookeeper.server.ZooKeeperServerMain",
+                os.path.join(config, "zoo.cfg")]
+
+    def answers(self):
+        try:
+            return _ask(self.port, b"ruok") == b"imok"
+        except OSError:
+            return False
+
+
+class EtcdServer(LocalServer):
+    """A one-member etcd cluster, from Debian's ``etcd-server``."""
+
+    name = "etcd"
+
+    def __init__(self):
+        super().__init__()
+        self.etcd = shutil.which("etcd")
+        self.peer_port = None
+
+    @property
+    def available(self):
+        return self.etcd is not None
+
+    @property
+    def url(self):
+        return "etcd3+http://127.0.0.1:%d" % self.port
+
+    def prepare(self):
+        self.peer_port = free_port()
+
+    def command(self):
+        client = "http://127.0.0.1:%d" % self.port
+        peer = "http://127.0.0.1:%d" % self.peer_port
+        return [self.etcd, "--name", "murano-cidr-test",
+                "--data-dir", os.path.join(self.directory, "data"),
+                "--listen-client-urls", client,
+                "--advertise-client-urls", client,
+                "--listen-peer-urls", peer,
+                "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", "murano-cidr-test=%s" % peer,
+                "--initial-cluster-state", "new",
+                "--log-level", "warn"]
+
+    def answers(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.port),
+                                          timeout=2) as s:
+                s.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+                reply = s.recv(4096)
+        except OSError:
+            return False
+        return b'"health":"true"' in reply
