@@ -29,6 +29,8 @@ import hashlib
 
 import netaddr
 
+from murano_cidr import exceptions
+
 #: Prefix of every lock name, so the locks are recognisable in a shared
 #: lock directory or Redis database.
 PREFIX = "murano-cidr"
@@ -78,6 +80,20 @@ class Reservation(object, metaclass=abc.ABCMeta):
     def release(self):
         """Release the lock; never raises (a lost lock is already free)."""
 
+    def release_checked(self):
+        """Release the lock and tell whether it was ours until then.
+
+        :returns: False if it expired or was taken over before.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be asked; the lock is then released if the service
+            allows it, or expires.
+        """
+        try:
+            held = self.still_held()
+        finally:
+            self.release()
+        return held
+
 
 #: The most blocks one reservation may lock (and so hold open, for file
 #: locks).
@@ -114,6 +130,18 @@ class BlockReservation(Reservation):
     def release(self):
         for reservation in self.reservations:
             reservation.release()
+
+    def release_checked(self):
+        held = True
+        error = None
+        for reservation in self.reservations:
+            try:
+                held = reservation.release_checked() and held
+            except exceptions.LockUnavailable as e:
+                error = error or e
+        if error is not None:
+            raise error
+        return held
 
 
 class LockBackend(object, metaclass=abc.ABCMeta):

@@ -106,6 +106,15 @@ class LockDriver(base.AllocatorDriver):
       :class:`~murano_cidr.exceptions.ReservationLost` and forgets the
       reservation. The caller should treat the CIDR as possibly given to
       another engine: delete the subnet it created, then allocate again.
+      How a backend tells: file locks are held until released; Redis and
+      ZooKeeper are asked whether the lock is still this engine's; etcd3
+      releases it with a compare-and-delete on the lock's value, which
+      fails if the lease expired or another engine holds the key.
+    * Every call to a tooz service is bounded: a scope lock is waited for
+      ``lock_wait_timeout`` seconds at most, any other call fails within
+      about ``lock_timeout`` seconds when the service does not answer,
+      and :meth:`close` never waits longer than ``lock_timeout`` for the
+      heartbeat to stop.
 
     State: this driver remembers what *this process* allocated, in memory,
     until :meth:`release` or :meth:`close`: :meth:`allocate` is idempotent
@@ -143,8 +152,21 @@ class LockDriver(base.AllocatorDriver):
       and two engines can then hold the same CIDR. Use AOF persistence;
       restarting Redis without its data drops every reservation (reported
       by :meth:`confirm`).
-    * etcd3 (through etcd3gw): tooz cannot tell whether a lock is still
-      held, so :meth:`confirm` cannot detect a lost reservation.
+    * etcd3 (through etcd3gw): a lock is a key on a lease of
+      ``lock_timeout`` seconds, refreshed by the heartbeat; each HTTP
+      request times out after ``lock_timeout`` seconds. tooz cannot ask
+      whether a lock is still held; :meth:`confirm` learns it from the
+      compare-and-delete that releases it.
+    * ZooKeeper (through kazoo): a lock lives as long as the session,
+      whose timeout is ``lock_timeout``; kazoo keeps the session alive on
+      its own (no tooz heartbeat). When no server answers for
+      ``lock_timeout`` seconds kazoo gives up: calls waiting for the
+      server fail with :class:`~murano_cidr.exceptions.LockUnavailable`,
+      :meth:`confirm` raises
+      :class:`~murano_cidr.exceptions.ReservationLost`, and the next call
+      starts a new session. The server must allow the session timeout
+      (``minSessionTimeout`` and ``maxSessionTimeout``, by default 2 and
+      20 ticks).
     * Build the driver after forking: a tooz heartbeat thread does not
       survive ``fork()``.
     * When the tooz coordinator first starts while Redis is down, tooz and
@@ -287,13 +309,12 @@ class LockDriver(base.AllocatorDriver):
             return
         allocation = held.allocation
         try:
-            still_held = held.reservation.still_held()
+            still_held = held.reservation.release_checked()
             reason = "its lock expired or was taken over"
         except exceptions.LockUnavailable as e:
             still_held = False
             reason = "its lock could not be checked: %s is unreachable: %s" % (
                 self.backend.description, e.kwargs.get("reason", e))
-        held.reservation.release()
         with self._mutex:
             if self._held.get(owner) is not held:
                 return

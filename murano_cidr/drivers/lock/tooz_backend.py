@@ -12,17 +12,22 @@
 
 """Reservations as tooz locks: many hosts, through a coordination service.
 
-The coordinator is started with its heartbeat, which keeps every lock this
-process holds alive; a holder that dies stops beating and its locks expire
-after their timeout. The coordinator is started at the first use rather
-than when the driver is built, so an engine can start while the lock
-service is down (its allocations fail until the service is back).
+The coordinator is started at the first use rather than when the driver is
+built, so an engine can start while the lock service is down (its
+allocations fail until the service is back). Where the backend needs it,
+tooz's heartbeat keeps every lock this process holds alive; a holder that
+dies stops beating and its locks expire after their timeout (ZooKeeper:
+when its session expires). Every call to the service is bounded by the
+options :mod:`.tooz_clients` derives from ``lock_timeout``, and every
+failure is a :class:`~murano_cidr.exceptions.LockUnavailable` naming the
+service and the client's own reason.
 """
 
 import contextlib
 import os
 import socket
 import threading
+import time
 import urllib.parse
 import uuid
 
@@ -34,20 +39,11 @@ from tooz import coordination
 
 from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend
+from murano_cidr.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr import messages
 
 LOG = logging.getLogger(__name__)
-
-#: The tooz option that bounds a lock's life without heartbeat, by URL
-#: scheme. ZooKeeper locks live as long as the session; the others take
-#: ``lock_timeout``. File locks die with their process and need none.
-_TTL_OPTION = {
-    "zookeeper": "timeout",
-    "kazoo": "timeout",
-    "file": None,
-    "ipc": None,
-}
 
 
 # NOTE: the one implementation is murano_cidr.messages'.
@@ -80,56 +76,60 @@ def _member_id():
                                       uuid.uuid4().hex[:8])).encode("utf-8")
 
 
-def _bound_redis_retries(coordinator):
-    # NOTE: tooz already retries a failed Redis command 15 times; redis-py
-    # (>= 6) adds its own exponential backoff up to 10 s on each of those,
-    # so with Redis down an allocation would hang for about a minute before
-    # failing. Keep redis-py's retries short: failing closed quickly is the
-    # point. Only the Redis client has set_retry().
-    client = getattr(coordinator, "_client", None)
-    if client is None or not hasattr(client, "set_retry"):
-        return
-    try:
-        from redis import backoff
-        from redis import retry
-    except ImportError:
-        return
-    client.set_retry(retry.Retry(backoff.ExponentialBackoff(cap=0.05,
-                                                            base=0.01), 1))
-
-
 class ToozReservation(backend.Reservation):
-    """A tooz lock, kept alive by the coordinator's heartbeat."""
+    """A tooz lock, kept alive by the coordinator.
 
-    def __init__(self, lock, description):
+    :param lock: the acquired :class:`tooz.locking.Lock`.
+    :param owner: the :class:`ToozLockBackend` that took it.
+    """
+
+    def __init__(self, lock, owner):
         self._lock = lock
-        self._description = description
+        self._owner = owner
+        name = lock.name
+        self.name = (name.decode("utf-8") if isinstance(name, bytes)
+                     else str(name))
 
     def still_held(self):
-        try:
-            return bool(self._lock.is_still_owner())
-        except tooz.NotImplemented:
-            # NOTE: some tooz drivers (etcd3) cannot tell; their lease is
-            # kept alive by the heartbeat, which is all we can rely on.
-            return True
-        except tooz.ToozError as e:
-            raise exceptions.LockUnavailable(url=self._description,
-                                             reason=str(e))
+        with self._owner.calling("cannot check the lock %s" % self.name):
+            try:
+                return bool(self._lock.is_still_owner())
+            except tooz.NotImplemented:
+                # NOTE: tooz's etcd3 locks cannot tell; their release is a
+                # compare-and-delete, which release_checked relies on.
+                return True
 
     def release(self):
         try:
-            self._lock.release()
-        except tooz.ToozError as e:
+            self._release()
+        except exceptions.LockUnavailable as e:
             LOG.warning("Could not release lock %s on %s (it will expire): "
-                        "%s", self._lock.name, self._description, e)
+                        "%s", self.name,
+                        self._owner.description, e.kwargs["reason"])
+
+    def release_checked(self):
+        try:
+            held = self.still_held()
+        except exceptions.LockUnavailable:
+            self.release()
+            raise
+        return self._release() and held
+
+    def _release(self):
+        with self._owner.calling("cannot release the lock %s" % self.name):
+            # NOTE: False means the lock was no longer ours: it expired,
+            # or (etcd3, Redis) the service no longer has it with our
+            # token.
+            return bool(self._lock.release())
 
 
 class ToozLockBackend(backend.LockBackend):
     """Locks from a tooz coordination backend.
 
     :param url: the tooz backend URL (``[cidr_allocator] coordination_url``).
-    :param lock_timeout: seconds a lock survives without heartbeat; passed to
-        the backend unless the URL sets its own.
+    :param lock_timeout: seconds a lock survives without heartbeat; the
+        options that bound the backend's calls derive from it
+        (:mod:`.tooz_clients`), unless the URL sets its own.
     :param wait_timeout: seconds to wait for a scope lock.
     :raises murano_cidr.exceptions.InvalidConfig: if the URL names no
         installed tooz backend, or its client library is missing.
@@ -138,19 +138,22 @@ class ToozLockBackend(backend.LockBackend):
     def __init__(self, url, lock_timeout, wait_timeout):
         self.url = url
         self.description = safe_url(url)
+        self.lock_timeout = lock_timeout
         self.wait_timeout = wait_timeout
         self._semaphores = lockutils.Semaphores()
         self._start_lock = threading.Lock()
         self._started = False
+        self._restart = False
+        self._client = tooz_clients.for_url(url)
         parts = urllib.parse.urlsplit(url)
-        options = {}
-        ttl_option = _TTL_OPTION.get(parts.scheme, "lock_timeout")
         query = urllib.parse.parse_qs(parts.query)
-        if ttl_option and ttl_option not in query:
-            options[ttl_option] = lock_timeout
+        options = {name: value for name, value
+                   in self._client.options(lock_timeout).items()
+                   if name not in query}
         try:
             self._coordinator = coordination.get_coordinator(
                 url, _member_id(), **options)
+            self._errors = (tooz.ToozError,) + self._client.errors()
         except stevedore.exception.NoMatches:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
@@ -167,25 +170,50 @@ class ToozLockBackend(backend.LockBackend):
         except (ValueError, TypeError, tooz.ToozError) as e:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
-                reason="%s: %s" % (self.description, e))
+                reason="%s: %s" % (self.description,
+                                   tooz_clients.describe(e)))
 
     def _unavailable(self, reason):
         return exceptions.LockUnavailable(url=self.description,
                                           reason=reason)
 
+    @contextlib.contextmanager
+    def calling(self, what):
+        """Turn the failure of a call to the service into LockUnavailable.
+
+        :param what: what failed, e.g. ``"cannot take the lock X"``.
+        :raises murano_cidr.exceptions.LockUnavailable: with ``what`` and
+            the client's reason.
+        """
+        try:
+            yield
+        except self._errors as e:
+            if self._client.closed(e):
+                self._restart = True
+            raise self._unavailable("%s: %s" % (what,
+                                                tooz_clients.describe(e)))
+
     def _coordinator_ready(self):
         with self._start_lock:
-            if not self._started:
+            if self._started and self._restart:
+                LOG.warning("The client of the lock service %s gave up; "
+                            "starting it again", self.description)
+                self._started = False
                 try:
-                    self._coordinator.start(start_heart=True)
-                except tooz.ToozError as e:
-                    raise self._unavailable(
-                        "cannot start the coordinator: %s" % e)
-                _bound_redis_retries(self._coordinator)
+                    self._coordinator.stop()
+                except self._errors as e:
+                    LOG.warning("Could not stop the coordinator of %s "
+                                "cleanly: %s", self.description,
+                                tooz_clients.describe(e))
+            if not self._started:
+                with self.calling("cannot start the coordinator"):
+                    self._coordinator.start(start_heart=self._client.heart)
+                self._client.started(self._coordinator)
                 self._started = True
+                self._restart = False
                 LOG.info("Connected to the lock service %s",
                          self.description)
-            elif (self._coordinator.requires_beating
+            elif (self._client.heart and self._coordinator.requires_beating
                     and not self._coordinator.heart.is_alive()):
                 raise self._unavailable(
                     "the heartbeat that keeps locks alive has stopped")
@@ -193,35 +221,42 @@ class ToozLockBackend(backend.LockBackend):
 
     @contextlib.contextmanager
     def scope_lock(self, name):
+        deadline = time.monotonic() + self.wait_timeout
         coordinator = self._coordinator_ready()
         # NOTE: threads of this process queue here, so only one of them
-        # at a time polls the lock service for the scope.
-        with lockutils.internal_lock(name, semaphores=self._semaphores):
+        # at a time polls the lock service for the scope; the wait for the
+        # service counts against the same deadline.
+        semaphore = self._semaphores.get(name)
+        if not semaphore.acquire(timeout=self.wait_timeout):
+            raise self._timed_out(name)
+        try:
             lock = coordinator.get_lock(name.encode("utf-8"))
-            try:
-                acquired = lock.acquire(blocking=self.wait_timeout)
-            except tooz.ToozError as e:
-                raise self._unavailable(str(e))
+            with self.calling("cannot take the lock %s" % name):
+                acquired = lock.acquire(
+                    blocking=max(0.0, deadline - time.monotonic()))
             if not acquired:
-                raise self._unavailable(
-                    "waited %s seconds for the lock %s "
-                    "([cidr_allocator] lock_wait_timeout)"
-                    % (self.wait_timeout, name))
+                raise self._timed_out(name)
             try:
                 yield
             finally:
-                ToozReservation(lock, self.description).release()
+                ToozReservation(lock, self).release()
+        finally:
+            semaphore.release()
+
+    def _timed_out(self, name):
+        return self._unavailable(
+            "the lock %s was not granted within %s seconds "
+            "([cidr_allocator] lock_wait_timeout)" % (name,
+                                                      self.wait_timeout))
 
     def try_reserve(self, name):
         coordinator = self._coordinator_ready()
         lock = coordinator.get_lock(name.encode("utf-8"))
-        try:
+        with self.calling("cannot take the lock %s" % name):
             acquired = lock.acquire(blocking=False)
-        except tooz.ToozError as e:
-            raise self._unavailable(str(e))
         if not acquired:
             return None
-        return ToozReservation(lock, self.description)
+        return ToozReservation(lock, self)
 
     def probe(self, timeout=5):
         """Tell whether the lock service answers, without keeping anything.
@@ -256,9 +291,21 @@ class ToozLockBackend(backend.LockBackend):
             if not self._started:
                 return
             self._started = False
+            heart = self._coordinator.heart
+            if heart.is_alive():
+                # NOTE: tooz's heart retries a failed beat forever, and
+                # stop() waits for it: with the service down, stop() would
+                # never return. Give the heart one lock timeout to stop.
+                heart.stop()
+                if heart.wait(self.lock_timeout):
+                    LOG.warning("The heartbeat of %s did not stop within %s "
+                                "seconds; leaving the coordinator (its locks "
+                                "will expire)", self.description,
+                                self.lock_timeout)
+                    return
             try:
                 self._coordinator.stop()
-            except tooz.ToozError as e:
+            except self._errors as e:
                 LOG.warning("Could not stop the coordinator of %s cleanly "
                             "(its locks will expire): %s",
-                            self.description, e)
+                            self.description, tooz_clients.describe(e))

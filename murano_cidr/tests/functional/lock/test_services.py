@@ -1,0 +1,171 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``lock`` driver on an etcd member and a ZooKeeper server of the
+tests' own: engines in processes, exhaustion, and the server killed with
+SIGKILL while the engines run, then started again.
+
+One server serves every test of a class (a JVM takes a while to start);
+each test uses a router (scope) of its own, so the tests never share a
+lock.
+"""
+
+import threading
+
+import fixtures
+
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+from murano_cidr.tests.functional.lock import servers
+from murano_cidr.tests.functional.lock import test_lock_driver as harness
+from murano_cidr.tests.functional.lock import workers
+
+#: Seconds a lock (ZooKeeper: a session) survives without its holder:
+#: short, so that an outage ends the sessions and leases within a test.
+LOCK_TIMEOUT = 5
+#: Seconds a test may run at most: a call that is not bounded fails its
+#: test at this point instead of hanging the run.
+TEST_TIMEOUT = 240
+#: Seconds ``close()`` may take at most, even with the server down.
+CLOSE_TIMEOUT = 60
+
+
+class ServerPerClass(harness.EngineHarness):
+    """One :class:`~.servers.LocalServer` for the tests of a class (a mixin).
+
+    :cvar server_class: the server's fixture class.
+    """
+
+    server_class = None
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        server = cls.server_class()
+        if server.available:
+            server.setUp()
+            cls.server = server
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server is not None:
+            cls.server.cleanUp()
+            cls.server = None
+        super().tearDownClass()
+
+    def setUp(self):
+        super().setUp()
+        self.require_service(self.server is not None,
+                             "the %s server (%s)" % (
+                                 self.server_class.name,
+                                 self.server_class.__doc__.split("\n")[0]))
+        if self.server.process is None:
+            # A test that failed with the server killed left it so.
+            self.server.start()
+        self.useFixture(fixtures.Timeout(TEST_TIMEOUT, gentle=True))
+        self.backend = {"coordination_url": self.server.url,
+                        "lock_timeout": LOCK_TIMEOUT}
+
+    def allocator(self, **settings):
+        driver = workers.build_allocator(self.settings(**settings),
+                                         self.lock_path)
+        self.addCleanup(self.assertCloses, driver)
+        return driver
+
+    def assertCloses(self, driver):
+        """Close ``driver`` and check that close() returns."""
+        # NOTE: in a thread, so that a close() that hangs fails this test
+        # instead of hanging the whole run.
+        closing = threading.Thread(target=driver.close, daemon=True)
+        closing.start()
+        closing.join(CLOSE_TIMEOUT)
+        self.assertFalse(closing.is_alive(),
+                         "close() did not return within %d s" % CLOSE_TIMEOUT)
+
+
+class ServiceScenarios(ServerPerClass):
+    """What the lock driver must survive on a lock service (a mixin)."""
+
+    def _allocates(self, driver, owner):
+        try:
+            driver.allocate(owner, scope=self.router)
+        except exceptions.LockUnavailable:
+            return False
+        return True
+
+    def test_processes_share_one_scope(self):
+        engines, results = self.start_engines(4, 25, keep=3)
+        reports = self.finish_engines(engines, results, 25)
+        self.assertNeverCollided(reports)
+        self.assertEqual(100, self.routers.created(self.router))
+
+    def test_exhaustion_across_processes(self):
+        settings = self.settings(pool=harness.SMALL_POOL)
+        reported = self.spawn.Queue()
+        self.start(workers.holder, settings, self.lock_path, self.router,
+                   "other", 4, reported)
+        theirs = set(reported.get(timeout=harness.DEADLINE))
+        driver = self.allocator(pool=harness.SMALL_POOL)
+        mine = {driver.allocate("mine-%d" % i, scope=self.router)
+                for i in range(4)}
+        self.assertEqual(set(), mine & theirs)
+        e = self.assertRaises(exceptions.PoolExhausted, driver.allocate,
+                              "one-too-many", scope=self.router)
+        self.assertIn("8 subnets", str(e))
+        self.assertIsNone(driver.get("one-too-many"))
+        driver.release("mine-0")
+        self.assertIn(driver.allocate("again", scope=self.router), mine)
+
+    def test_server_killed_mid_run(self):
+        settings = self.settings()
+        driver = self.allocator()
+        engines, results = self.start_engines(4, 40, keep=3,
+                                              settings=settings)
+        self.assertTrue(harness._until(
+            lambda: self.routers.created(self.router) >= 20))
+        held = driver.allocate("p-held", scope=self.router)
+        other = self.allocator()
+        other.allocate("p-other", scope=self.router)
+
+        self.server.kill()
+        # Every call ends in a typed error, within the test's timeout.
+        e = self.assertRaises(exceptions.LockUnavailable, driver.allocate,
+                              "p-down", scope=self.router)
+        self.assertIn(self.server.url, str(e))
+        self.assertNotEqual("", e.kwargs["reason"].strip())
+        self.assertIsNone(driver.get("p-down"))
+        e = self.assertRaises(exceptions.ReservationLost, driver.confirm,
+                              "p-held")
+        self.assertIn(held, str(e))
+        self.assertIsNone(driver.get("p-held"))
+        self.assertCloses(other)
+
+        self.server.start()
+        self.assertTrue(harness._until(
+            lambda: self._allocates(driver, "p-back")),
+            "allocations did not resume after the restart")
+        reports = self.finish_engines(engines, results, 40)
+        self.assertNeverCollided(reports)
+        self.assertGreater(sum(r.get("unavailable", 0) for r in reports), 0)
+
+
+class TestZooKeeper(ServiceScenarios, base.TestCase):
+    """tooz locks on ZooKeeper (kazoo)."""
+
+    server_class = servers.ZooKeeperServer
+
+
+class TestEtcd(ServiceScenarios, base.TestCase):
+    """tooz locks on etcd (etcd3gw)."""
+
+    server_class = servers.EtcdServer

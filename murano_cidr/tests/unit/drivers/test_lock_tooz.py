@@ -1,0 +1,227 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Unit tests of the tooz backend of the ``lock`` driver, without a server.
+
+The coordinator is a mock standing for tooz; what is checked is what the
+backend asks of it and what it makes of its failures.
+"""
+
+from unittest import mock
+
+from etcd3gw import exceptions as etcd3gw_exceptions
+import fixtures
+from kazoo import exceptions as kazoo_exceptions
+import tooz
+from tooz import coordination
+
+from murano_cidr import allocator
+from murano_cidr.drivers.lock import tooz_clients
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+from murano_cidr.tests import contract
+
+
+def _tooz_error(cls, text, cause):
+    # What tooz's utils.raise_with_cause makes of a client's error.
+    try:
+        raise cls(text) from cause
+    except cls as e:
+        return e
+
+
+class TestDescribe(base.TestCase):
+
+    def test_an_empty_tooz_error_names_its_cause(self):
+        cause = etcd3gw_exceptions.ConnectionFailedError(
+            "HTTPConnectionPool: Connection refused")
+        error = _tooz_error(coordination.ToozConnectionError, "", cause)
+        self.assertEqual("", str(error))
+        self.assertEqual("ToozConnectionError; caused by "
+                         "ConnectionFailedError: HTTPConnectionPool: "
+                         "Connection refused",
+                         tooz_clients.describe(error))
+
+    def test_a_repeated_text_is_said_once(self):
+        cause = kazoo_exceptions.ConnectionClosedError("Connection closed")
+        error = _tooz_error(tooz.ToozError,
+                            "operation error: Connection closed", cause)
+        self.assertEqual("ToozError: operation error: Connection closed",
+                         tooz_clients.describe(error))
+
+    def test_control_characters_are_escaped(self):
+        reason = tooz_clients.describe(
+            tooz.ToozError("bad\nline\x1b[31m"))
+        self.assertEqual("ToozError: bad\\nline\\x1b[31m", reason)
+
+    def test_a_long_reason_is_cut(self):
+        reason = tooz_clients.describe(tooz.ToozError("x" * 5000))
+        self.assertEqual(tooz_clients.MAX_REASON, len(reason))
+        self.assertTrue(reason.endswith("..."))
+
+    def test_an_error_raised_while_handling_another_is_not_its_cause(self):
+        try:
+            try:
+                raise ValueError("unrelated")
+            except ValueError:
+                raise tooz.ToozError("the real one")
+        except tooz.ToozError as e:
+            self.assertEqual("ToozError: the real one",
+                             tooz_clients.describe(e))
+
+
+class TestClientOptions(base.TestCase):
+
+    def test_zookeeper_calls_are_bounded_by_the_session(self):
+        client = tooz_clients.for_url("zookeeper://127.0.0.1:2181")
+        options = client.options(7)
+        self.assertEqual(7, options["timeout"])
+        for name in ("connection_retry", "command_retry"):
+            self.assertEqual(7, options[name]["deadline"], name)
+            self.assertLessEqual(options[name]["max_delay"], 1, name)
+        # kazoo keeps the session alive with its own pings.
+        self.assertFalse(client.heart)
+
+    def test_zookeeper_gives_up_for_good_on_a_closed_connection(self):
+        client = tooz_clients.for_url("zookeeper://h")
+        closed = _tooz_error(
+            tooz.ToozError, "operation error",
+            kazoo_exceptions.ConnectionClosedError("closed"))
+        self.assertTrue(client.closed(closed))
+        self.assertFalse(client.closed(kazoo_exceptions.ConnectionLoss()))
+
+    def test_etcd_requests_time_out_with_the_lock(self):
+        options = tooz_clients.for_url("etcd3+http://h:2379").options(7)
+        self.assertEqual({"lock_timeout": 7, "timeout": 7}, options)
+
+    def test_local_locks_need_no_timeout(self):
+        self.assertEqual({}, tooz_clients.for_url("file:///x").options(7))
+
+
+class ToozTestCase(base.TestCase):
+    """The lock driver on a mocked tooz coordinator."""
+
+    url = "zookeeper://127.0.0.1:2181"
+
+    def setUp(self):
+        super().setUp()
+        self.config(driver="lock", pool_cidrs=contract.SMALL_POOL,
+                    subnet_prefixlen=24, coordination_url=self.url,
+                    lock_timeout=7, lock_wait_timeout=3)
+        self.coordinator = mock.Mock()
+        self.coordinator.requires_beating = False
+        self.coordinator.heart.is_alive.return_value = False
+        self.lock = self.coordinator.get_lock.return_value
+        self.lock.name = b"a-lock"
+        self.lock.acquire.return_value = True
+        self.lock.release.return_value = True
+        self.lock.is_still_owner.return_value = True
+        get = self.enterContext(mock.patch(
+            "tooz.coordination.get_coordinator",
+            return_value=self.coordinator))
+        self.driver = allocator.get_allocator(self.conf)
+        self.addCleanup(self.driver.close)
+        self.options = get.call_args.kwargs
+
+    def enterContext(self, manager):
+        # NOTE: unittest's own enterContext needs Python 3.11.
+        value = manager.__enter__()
+        self.addCleanup(manager.__exit__, None, None, None)
+        return value
+
+
+class TestZooKeeperBackend(ToozTestCase):
+
+    def test_the_bounding_options_reach_tooz(self):
+        self.assertEqual(
+            tooz_clients.ZooKeeper().options(7), self.options)
+
+    def test_no_heartbeat_thread(self):
+        self.driver.allocate("net-1", scope="r")
+        self.coordinator.start.assert_called_once_with(start_heart=False)
+
+    def test_a_kazoo_error_is_lock_unavailable_with_its_reason(self):
+        self.lock.acquire.side_effect = kazoo_exceptions.ConnectionLoss(
+            "lost")
+        e = self.assertRaises(exceptions.LockUnavailable,
+                              self.driver.allocate, "net-1", scope="r")
+        self.assertIn("ConnectionLoss: lost", str(e))
+        self.assertIn(self.url, str(e))
+        self.assertIsNone(self.driver.get("net-1"))
+
+    def test_a_closed_client_is_started_again(self):
+        self.lock.acquire.side_effect = [
+            True, kazoo_exceptions.ConnectionClosedError("closed"), True,
+            True]
+        self.assertRaises(exceptions.LockUnavailable,
+                          self.driver.allocate, "net-1", scope="r")
+        self.coordinator.stop.assert_not_called()
+        self.driver.allocate("net-2", scope="r")
+        self.coordinator.stop.assert_called_once_with()
+        self.assertEqual(2, self.coordinator.start.call_count)
+
+    def test_a_scope_lock_not_granted_names_the_option(self):
+        self.lock.acquire.return_value = False
+        e = self.assertRaises(exceptions.LockUnavailable,
+                              self.driver.allocate, "net-1", scope="r")
+        self.assertIn("lock_wait_timeout", str(e))
+
+    def test_a_failed_release_is_logged_with_its_reason(self):
+        logger = self.useFixture(fixtures.FakeLogger())
+        self.lock.release.side_effect = kazoo_exceptions.ConnectionLoss(
+            "gone")
+        self.driver.allocate("net-1", scope="r")
+        self.assertIn("Could not release lock a-lock", logger.output)
+        self.assertIn("ConnectionLoss: gone", logger.output)
+
+
+class TestEtcdBackend(ToozTestCase):
+
+    url = "etcd3+http://127.0.0.1:2379"
+
+    def setUp(self):
+        super().setUp()
+        # tooz's etcd3 locks cannot tell whether they are still held.
+        self.lock.is_still_owner.side_effect = tooz.NotImplemented
+
+    def test_confirm_reports_a_lock_that_was_no_longer_ours(self):
+        cidr = self.driver.allocate("net-1", scope="r")
+        # The compare-and-delete found another value under the key.
+        self.lock.release.return_value = False
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "net-1")
+        self.assertIn(cidr, str(e))
+        self.assertIsNone(self.driver.get("net-1"))
+
+    def test_confirm_while_etcd_is_down_is_reservation_lost(self):
+        self.driver.allocate("net-1", scope="r")
+        cause = etcd3gw_exceptions.ConnectionFailedError("refused")
+        self.lock.release.side_effect = _tooz_error(
+            coordination.ToozConnectionError, "", cause)
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "net-1")
+        self.assertIn("ConnectionFailedError: refused", str(e))
+        self.assertIsNone(self.driver.get("net-1"))
+
+    def test_confirm_of_a_lock_still_held(self):
+        self.driver.allocate("net-1", scope="r")
+        self.driver.confirm("net-1")
+        self.assertTrue(self.driver.get("net-1").confirmed)
+
+    def test_close_does_not_wait_for_a_heart_that_never_stops(self):
+        self.driver.allocate("net-1", scope="r")
+        self.coordinator.heart.is_alive.return_value = True
+        self.coordinator.heart.wait.return_value = True  # still alive
+        self.driver.close()
+        self.coordinator.heart.stop.assert_called_once_with()
+        self.coordinator.heart.wait.assert_called_once_with(7)
+        self.coordinator.stop.assert_not_called()
