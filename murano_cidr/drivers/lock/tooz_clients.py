@@ -150,6 +150,12 @@ class ZooKeeper(Client):
 class Etcd3(Client):
     """etcd3gw: each call is one HTTP request, bounded by ``timeout``."""
 
+    def errors(self):
+        # NOTE: tooz translates etcd3gw's errors in lock calls, but not
+        # when the coordinator starts (it grants a membership lease).
+        from etcd3gw import exceptions as etcd3gw_exceptions
+        return (etcd3gw_exceptions.Etcd3Exception,)
+
     def options(self, lock_timeout):
         # NOTE: tooz's default HTTP timeout is 30 s whatever lock_timeout
         # is; a request that outlives a lock's lease is of no use.

@@ -18,14 +18,15 @@ survive a fork).
 """
 
 import collections
+import os
 import threading
 import time
 
 from oslo_config import cfg
 
 from murano_cidr import allocator
-from murano_cidr import exceptions
 from murano_cidr import opts
+from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import model_router
 
 #: How long a worker keeps trying while the lock service is down.
@@ -48,30 +49,56 @@ def build_allocator(settings, lock_path=None):
     return allocator.get_allocator(conf)
 
 
-def deploy(driver, routers, router, prefix, count, keep, counters):
+class EngineError(Exception):
+    """A call of an engine ended in an error it does not handle."""
+
+
+def deploy(driver, routers, router, prefix, count, keep, counters,
+           recorder=None):
     """Deploy ``count`` networks on ``router``, keeping ``keep`` alive.
 
     Each deployment allocates a CIDR, plugs the subnet into the model
     router while it holds the reservation, then confirms; the oldest
-    network is deleted (and released) once more than ``keep`` are alive.
-    A refused plug is a collision. While the lock service is down,
-    allocations fail and are tried again.
+    network is released, then deleted, once more than ``keep`` are alive
+    (so that no other engine can be given its CIDR before the release
+    ended, as the history checker's strict reading requires). A refused
+    plug is a collision. While the lock service is down, allocations fail
+    and are tried again.
 
     :param counters: a :class:`collections.Counter` updated in place.
+    :param recorder: a :class:`~murano_cidr.tests.functional.history.
+        Recorder` of the calls; one in memory if None.
+    :raises EngineError: for an error other than the lock service being
+        unavailable (or for that one, after :data:`OUTAGE_DEADLINE`).
     """
+    if recorder is None:
+        recorder = history.Recorder(None, prefix)
+
+    def outcome():
+        op = recorder.ops[-1]
+        return None if op.status == history.OK else op
+
+    def release(owner):
+        recorder.release(driver, owner)
+        failed = outcome()
+        if failed is not None:
+            raise EngineError(str(failed))
+        routers.remove(owner)
+
     alive = collections.deque()
     deadline = time.monotonic() + OUTAGE_DEADLINE
     sequence = 0
     while counters["deployed"] < count:
         sequence += 1
         owner = "%s-%d" % (prefix, sequence)
-        try:
-            cidr = driver.allocate(owner, scope=router,
-                                   taken=lambda: routers.cidrs(router))
-        except exceptions.LockUnavailable:
+        cidr = recorder.allocate(driver, owner, scope=router,
+                                 taken=lambda: routers.cidrs(router))
+        failed = outcome()
+        if failed is not None:
+            if ("LockUnavailable" not in failed.errors
+                    or time.monotonic() > deadline):
+                raise EngineError(str(failed))
             counters["unavailable"] += 1
-            if time.monotonic() > deadline:
-                raise
             # Pace the attempts while the lock service is down.
             time.sleep(0.05)
             continue
@@ -79,37 +106,43 @@ def deploy(driver, routers, router, prefix, count, keep, counters):
             routers.add(router, cidr, owner)
         except model_router.Overlap:
             counters["collisions"] += 1
-            driver.release(owner)
+            release(owner)
             continue
-        try:
-            driver.confirm(owner)
-        except exceptions.ReservationLost:
+        recorder.confirm(driver, owner)
+        failed = outcome()
+        if failed is not None:
+            if "ReservationLost" not in failed.errors:
+                raise EngineError(str(failed))
             # The documented answer: undo the subnet, then try again.
             counters["lost"] += 1
-            routers.remove(owner)
-            driver.release(owner)
+            release(owner)
             continue
         counters["deployed"] += 1
         alive.append(owner)
         if len(alive) > keep:
-            old = alive.popleft()
-            routers.remove(old)
-            driver.release(old)
+            release(alive.popleft())
 
 
 def engine(settings, lock_path, router_path, router, prefix, count, keep,
-           results):
+           results, history_dir=None):
     """Run :func:`deploy` in a process of its own with its own allocator.
 
     :param results: a queue receiving one dictionary of counters.
+    :param history_dir: a directory to record the calls in, as
+        ``<prefix>.jsonl``; in memory only if None.
     """
     driver = build_allocator(settings, lock_path)
     routers = model_router.ModelRouter(router_path)
+    recorder = history.Recorder(
+        None if history_dir is None
+        else os.path.join(history_dir, "%s.jsonl" % prefix), prefix)
     counters = collections.Counter()
     try:
-        deploy(driver, routers, router, prefix, count, keep, counters)
+        deploy(driver, routers, router, prefix, count, keep, counters,
+               recorder)
     finally:
         results.put(dict(counters, prefix=prefix))
+        recorder.close()
         routers.close()
         driver.close()
 
