@@ -149,6 +149,9 @@ class Violation(collections.namedtuple("Violation", "kind message ops")):
     def __str__(self):
         return "%s: %s" % (self.kind, self.message)
 
+    # One readable line in a failed assertion, without the calls' details.
+    __repr__ = __str__
+
 
 def _error_names(error):
     names = []

@@ -185,6 +185,9 @@ class TestCheckErrors(base.BaseTestCase):
         violations = history.check(ops)
         self.assertEqual(["crash"], kinds(violations))
         self.assertEqual(ops, violations[0].ops)
+        self.assertEqual("[crash: untyped error from p#0 allocate(a, "
+                         "scope=router-1) -> crash KeyError [0..10]]",
+                         repr(violations))
 
     def test_typed_errors_pass(self):
         ops = [alloc("a", 0, 10, status=history.FAIL,
