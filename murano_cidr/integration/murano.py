@@ -48,6 +48,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import exceptions
+from murano_cidr.operations import reconciling
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -91,6 +92,45 @@ def router_cidrs(client, router_id):
             backend="Neutron",
             reason="unexpected answer while reading the subnets of router "
             "%s (missing or malformed %s)" % (router_id, e))
+
+
+def router_listing(client, router_ids):
+    """Read what each router carries, for reconciling.
+
+    Unlike :func:`router_cidrs`, a subnet on a router's port that the
+    client cannot see is not left out silently: that router's listing is
+    marked incomplete, so nothing of its scope is released. Use a client
+    with the admin role to see every project's subnets.
+
+    :param client: a python-neutronclient ``Client``.
+    :param router_ids: the routers to read (the scopes of the allocations).
+    :returns: a :class:`~murano_cidr.operations.reconciling.RouterListing`.
+    :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron client
+        call raises or answers something that is not a listing.
+    """
+    listing = reconciling.RouterListing()
+    for router_id in sorted(set(router_ids)):
+        ports = _call_neutron(client.list_ports, router_id,
+                              device_id=router_id)
+        try:
+            subnet_ids = {fixed_ip["subnet_id"]
+                          for port in ports["ports"]
+                          for fixed_ip in port["fixed_ips"]}
+            seen = {}
+            if subnet_ids:
+                subnets = _call_neutron(client.list_subnets, router_id,
+                                        id=sorted(subnet_ids))
+                seen = {subnet["id"]: subnet["cidr"]
+                        for subnet in subnets["subnets"]}
+        except (KeyError, TypeError) as e:
+            raise exceptions.BackendUnavailable(
+                backend="Neutron",
+                reason="unexpected answer while reading the subnets of "
+                "router %s (missing or malformed %s)" % (router_id, e))
+        listing.add(router_id,
+                    [seen[s] for s in sorted(subnet_ids) if s in seen],
+                    missing=subnet_ids - set(seen))
+    return listing
 
 
 def register_opts(conf=None):

@@ -39,6 +39,7 @@ from oslo_log import log as logging
 
 from murano_cidr import exceptions
 from murano_cidr.operations import files
+from murano_cidr.operations import reconciling
 
 LOG = logging.getLogger(__name__)
 
@@ -132,6 +133,43 @@ def read_router_ports(path):
     return subnet_ids
 
 
+def _router_files(ports_dir):
+    """Return ``(router id, path)`` of each ``<router id>.json``."""
+    try:
+        names = sorted(n for n in os.listdir(ports_dir)
+                       if n.endswith(".json"))
+    except OSError as e:
+        raise exceptions.InvalidInputFile(
+            path=ports_dir, reason="cannot be listed: %s"
+            % (e.strerror or e))
+    return [(n[:-len(".json")], os.path.join(ports_dir, n)) for n in names]
+
+
+def read_router_listing(subnets_path, ports_dir):
+    """Read what each router carries, for reconciling.
+
+    The same files as :func:`convert`. A router is listed when its
+    ``<router id>.json`` is in ``ports_dir``; a router whose ports are on a
+    subnet ``subnets_path`` does not show is marked incomplete, since that
+    subnet's CIDR is unknown.
+
+    :param subnets_path: the output of ``openstack subnet list -f json``.
+    :param ports_dir: a directory of ``<router id>.json`` files, each the
+        output of ``openstack port list --router <router id> -f json``.
+    :returns: a :class:`~murano_cidr.operations.reconciling.RouterListing`.
+    :raises murano_cidr.exceptions.InvalidInputFile: for an unreadable or
+        malformed file.
+    """
+    subnets = read_subnets(subnets_path)
+    listing = reconciling.RouterListing()
+    for router, path in _router_files(ports_dir):
+        ids = set(read_router_ports(path))
+        listing.add(router, [subnets[i][1] for i in sorted(ids)
+                             if i in subnets],
+                    missing=ids - set(subnets))
+    return listing
+
+
 def convert(subnets_path, ports_dir, pools):
     """Join subnets and router ports into import rows.
 
@@ -145,18 +183,9 @@ def convert(subnets_path, ports_dir, pools):
         malformed file.
     """
     subnets = read_subnets(subnets_path)
-    try:
-        names = sorted(n for n in os.listdir(ports_dir)
-                       if n.endswith(".json"))
-    except OSError as e:
-        raise exceptions.InvalidInputFile(
-            path=ports_dir, reason="cannot be listed: %s"
-            % (e.strerror or e))
     result = Conversion()
     owners = {}
-    for name in names:
-        router = name[:-len(".json")]
-        path = os.path.join(ports_dir, name)
+    for router, path in _router_files(ports_dir):
         for subnet_id in sorted(set(read_router_ports(path))):
             if subnet_id not in subnets:
                 result.skipped.append((router, subnet_id, "not in %s (another "

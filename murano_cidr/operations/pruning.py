@@ -194,7 +194,8 @@ class Decision(object):
         return result
 
 
-def _utc(moment):
+def as_utc(moment):
+    """Return a timestamp as timezone-aware UTC (a naive one is UTC)."""
     if moment.tzinfo is None:
         return moment.replace(tzinfo=datetime.timezone.utc)
     return moment
@@ -203,6 +204,45 @@ def _utc(moment):
 def utcnow():
     """Return the current time, timezone-aware, in UTC."""
     return datetime.datetime.now(datetime.timezone.utc)
+
+
+def check_grace(grace):
+    """Refuse a negative grace period.
+
+    :raises murano_cidr.exceptions.InvalidArgument: if ``grace`` is
+        negative.
+    """
+    if grace < datetime.timedelta(0):
+        raise exceptions.InvalidArgument(name="grace period", value=str(grace),
+                                         reason="must not be negative")
+
+
+def aged(allocation, grace, now, code, reason):
+    """Decide on an allocation that nothing shows to be in use.
+
+    It is released only once it is older than the grace period: it may be
+    younger than the listing that says it is unused.
+
+    :param allocation: the :class:`~murano_cidr.allocation.Allocation`.
+    :param grace: the grace period, a :class:`datetime.timedelta`.
+    :param now: the current time, timezone-aware.
+    :param code: the code of a release, such as :data:`OWNER_GONE`.
+    :param reason: why it is unused, in words.
+    :returns: a :class:`Decision`: :data:`RELEASE` with ``code``, or
+        :data:`KEEP` with :data:`AGE_UNKNOWN` or :data:`IN_GRACE`.
+    """
+    if allocation.created_at is None:
+        return Decision(
+            allocation, KEEP, "the driver does not record when it was "
+            "allocated, so it cannot be shown to be older than the grace "
+            "period", AGE_UNKNOWN)
+    age = now - as_utc(allocation.created_at)
+    if age < grace:
+        return Decision(
+            allocation, KEEP, "allocated %s ago, within the grace period of "
+            "%s" % (format_duration(age), format_duration(grace)), IN_GRACE)
+    return Decision(allocation, RELEASE, "%s; allocated %s ago"
+                    % (reason, format_duration(age)), code)
 
 
 def plan(allocations, live_owners, grace=DEFAULT_GRACE, now=None):
@@ -217,56 +257,47 @@ def plan(allocations, live_owners, grace=DEFAULT_GRACE, now=None):
     :raises murano_cidr.exceptions.InvalidArgument: for a negative grace
         period.
     """
-    if grace < datetime.timedelta(0):
-        raise exceptions.InvalidArgument(name="grace period", value=str(grace),
-                                         reason="must not be negative")
-    now = _utc(now or utcnow())
+    check_grace(grace)
+    now = as_utc(now or utcnow())
     decisions = []
     for a in allocations:
         if a.owner in live_owners:
             decisions.append(Decision(a, KEEP, "owner is live", OWNER_LIVE))
-        elif a.created_at is None:
-            decisions.append(Decision(
-                a, KEEP, "the driver does not record when it was allocated, "
-                "so it cannot be shown to be older than the grace period",
-                AGE_UNKNOWN))
         else:
-            age = now - _utc(a.created_at)
-            if age < grace:
-                decisions.append(Decision(
-                    a, KEEP, "allocated %s ago, within the grace period of %s"
-                    % (format_duration(age), format_duration(grace)),
-                    IN_GRACE))
-            else:
-                decisions.append(Decision(
-                    a, RELEASE, "owner not live; allocated %s ago"
-                    % format_duration(age), OWNER_GONE))
+            decisions.append(aged(a, grace, now, OWNER_GONE,
+                                  "owner not live"))
     return decisions
 
 
-def check_share(decisions, max_percent):
+def check_share(decisions, max_percent, name="prune plan",
+                hint="check that the live owners file lists the owner ids "
+                "the integration uses (MuranoPL's id($), not Neutron "
+                "network ids)"):
     """Refuse a plan that releases more than a share of the allocations.
 
     A live owners file that lists the wrong ids (Neutron network ids where
-    the integration uses other owner ids, a file from another region)
-    looks like a cloud whose networks were all deleted. Pruning refuses to
-    act on such a plan unless told the share is intended.
+    the integration uses MuranoPL object ids, a file from another region)
+    looks like a cloud whose networks were all deleted, and so does a
+    router listing taken with too few rights. A plan built on one is
+    refused unless told the share is intended.
 
-    :param decisions: a plan from :func:`plan`.
+    :param decisions: a plan from :func:`plan` (or from reconciling).
     :param max_percent: the largest share, in percent, of the planned
         allocations that may be released.
+    :param name: what the plan is, for the message.
+    :param hint: what to check first, for the message.
     :raises murano_cidr.exceptions.InvalidArgument: if the plan releases
         more.
     """
     releasing = sum(1 for d in decisions if d.action == RELEASE)
     if releasing and releasing * 100 > max_percent * len(decisions):
         raise exceptions.InvalidArgument(
-            name="prune plan", value="%d of %d" % (releasing, len(decisions)),
+            name=name, value="%d of %d" % (releasing, len(decisions)),
             reason="would release %d%% of the allocations, more than the "
-            "%d%% allowed; check that the live owners file lists the owner "
-            "ids the integration uses, then pass --max-release %d if this "
-            "is intended" % (releasing * 100 // len(decisions), max_percent,
-                             min(100, releasing * 100 // len(decisions) + 1)))
+            "%d%% allowed; %s, then pass --max-release %d if this is "
+            "intended" % (releasing * 100 // len(decisions), max_percent,
+                          hint,
+                          min(100, releasing * 100 // len(decisions) + 1)))
 
 
 def apply(driver, decisions):

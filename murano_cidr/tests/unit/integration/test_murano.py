@@ -180,6 +180,39 @@ class TestRouterCidrs(base.TestCase):
                 % (failing, ROUTER, text), str(e))
 
 
+class TestRouterListing(base.TestCase):
+
+    def test_each_router_with_what_it_carries(self):
+        client = FakeNeutron(
+            ports=[port(ROUTER, "a", "b"), port(OTHER_ROUTER, "c"),
+                   port(OTHER_ROUTER, "hidden")],
+            subnets=[subnet("a", "10.0.1.0/24"), subnet("b", "10.0.2.0/24"),
+                     subnet("c", "10.0.1.0/24")])
+        listing = murano.router_listing(client, [ROUTER, OTHER_ROUTER,
+                                                 ROUTER, "empty-router"])
+        self.assertEqual({ROUTER: ["10.0.1.0/24", "10.0.2.0/24"],
+                          OTHER_ROUTER: ["10.0.1.0/24"],
+                          "empty-router": []}, listing.cidrs)
+        self.assertEqual([OTHER_ROUTER], list(listing.incomplete))
+        self.assertIn("hidden", listing.incomplete[OTHER_ROUTER])
+        self.assertIn(("list_subnets", {"id": ["a", "b"]}), client.calls)
+        # Three routers, one port listing each; no subnet listing for none.
+        self.assertEqual(3, sum(c[0] == "list_ports" for c in client.calls))
+        self.assertEqual(2, sum(c[0] == "list_subnets" for c in client.calls))
+
+    def test_client_errors_become_backend_unavailable(self):
+        for failing in ("list_ports", "list_subnets"):
+            client = FailingNeutron(failing, ports=[port(ROUTER, "a")],
+                                    subnets=[subnet("a", "10.0.1.0/24")])
+            e = self.assertRaises(exceptions.BackendUnavailable,
+                                  murano.router_listing, client, [ROUTER])
+            self.assertIsInstance(e.__cause__, NeutronClientException)
+        e = self.assertRaises(
+            exceptions.BackendUnavailable, murano.router_listing,
+            FakeNeutron(ports=[{"id": "p", "device_id": ROUTER}]), [ROUTER])
+        self.assertIn("missing or malformed", str(e))
+
+
 class TestGetAvailableCidr(base.TestCase):
 
     def setUp(self):

@@ -1,0 +1,124 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Release allocations whose CIDR is on their router no more.
+
+Deleting a Murano environment deletes its Heat stack, and with it the
+subnet and its router interface; an allocation nobody released then names a
+CIDR its router does not carry. Reconciling compares each allocation with a
+listing of the routers' subnets (from Neutron, see
+:func:`murano_cidr.operations.openstack_export.read_router_listing` and
+:func:`murano_cidr.integration.murano.router_listing`) and releases, after
+the grace period, those whose CIDR is on their router no more.
+
+It needs no owner ids and no change to the engine, and is as conservative as
+pruning (:mod:`murano_cidr.operations.pruning`): nothing is released unless
+asked; an allocation is kept when its router is not in the listing, when
+the listing of its router is incomplete (a subnet the lister could not
+see), when it has no scope, when any subnet of its router overlaps it, and
+while it is younger than the grace period (its subnet may not exist yet:
+the engine allocates before Heat creates it).
+
+Only the allocation's own router is compared: the same CIDR on another
+router is another network, since overlaps across routers are allowed.
+"""
+
+import dataclasses
+
+from murano_cidr.operations import pruning
+from murano_cidr import taken as taken_mod
+
+#: Codes of a reconciling decision (see :class:`pruning.Decision`).
+ON_ROUTER = "on-router"
+NOT_ON_ROUTER = "not-on-router"
+NO_SCOPE = "no-scope"
+ROUTER_NOT_LISTED = "router-not-listed"
+ROUTER_INCOMPLETE = "router-incomplete"
+
+
+@dataclasses.dataclass
+class RouterListing(object):
+    """The subnets on each router, as Neutron showed them.
+
+    :ivar cidrs: a dictionary from router id to the list of CIDR strings of
+        the subnets on that router's ports.
+    :ivar incomplete: a dictionary from router id to why its list is not
+        known to be whole (a port on a subnet the listing does not show).
+    """
+
+    cidrs: dict = dataclasses.field(default_factory=dict)
+    incomplete: dict = dataclasses.field(default_factory=dict)
+
+    def add(self, router, cidrs=(), missing=()):
+        """Record what a router carries.
+
+        :param router: the router id.
+        :param cidrs: the CIDR strings of its subnets.
+        :param missing: ids of subnets on its ports whose CIDR is unknown.
+        """
+        self.cidrs.setdefault(router, []).extend(cidrs)
+        if missing:
+            self.incomplete[router] = (
+                "its ports are on %d subnet(s) the listing does not show "
+                "(%s); list them with an account that sees every project"
+                % (len(missing), ", ".join(sorted(missing)[:3])))
+
+
+def _overlapping(allocation, cidrs):
+    wanted = taken_mod.parse_cidr(allocation.cidr)
+    for cidr in cidrs:
+        net = taken_mod.parse_cidr(cidr)
+        if (net.version == wanted.version and net.first <= wanted.last
+                and wanted.first <= net.last):
+            return str(net)
+    return None
+
+
+def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None):
+    """Decide which allocations to release.
+
+    :param allocations: the driver's live allocations.
+    :param listing: a :class:`RouterListing`.
+    :param grace: a :class:`datetime.timedelta`; younger allocations are
+        kept whatever their router shows.
+    :param now: the current time (UTC); now if None.
+    :returns: a list of :class:`~murano_cidr.operations.pruning.Decision`,
+        in the order given, with this module's codes.
+    :raises murano_cidr.exceptions.InvalidArgument: for a negative grace
+        period, or a CIDR in the listing that cannot be parsed.
+    """
+    pruning.check_grace(grace)
+    now = pruning.as_utc(now or pruning.utcnow())
+    decisions = []
+    for a in allocations:
+        if a.scope is None:
+            decisions.append(pruning.Decision(
+                a, pruning.KEEP, "no router to compare it with", NO_SCOPE))
+        elif a.scope not in listing.cidrs:
+            decisions.append(pruning.Decision(
+                a, pruning.KEEP, "its router is not in the listing",
+                ROUTER_NOT_LISTED))
+        elif a.scope in listing.incomplete:
+            decisions.append(pruning.Decision(
+                a, pruning.KEEP, "the listing of its router is incomplete: "
+                "%s" % listing.incomplete[a.scope], ROUTER_INCOMPLETE))
+        else:
+            found = _overlapping(a, listing.cidrs[a.scope])
+            if found is not None:
+                decisions.append(pruning.Decision(
+                    a, pruning.KEEP, "its router carries %s" % found,
+                    ON_ROUTER))
+            else:
+                decisions.append(pruning.aged(
+                    a, grace, now, NOT_ON_ROUTER,
+                    "its router carries no subnet overlapping it"))
+    return decisions

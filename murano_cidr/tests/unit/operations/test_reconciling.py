@@ -1,0 +1,144 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Releasing allocations whose CIDR is on their router no more."""
+
+import datetime
+import json
+import os
+
+from murano_cidr import exceptions
+from murano_cidr.operations import openstack_export
+from murano_cidr.operations import pruning
+from murano_cidr.operations import reconciling
+from murano_cidr.tests import base
+from murano_cidr.tests.unit.operations import fakes
+
+HOUR = datetime.timedelta(hours=1)
+NOW = datetime.datetime(2026, 12, 1, 9, 0, tzinfo=datetime.timezone.utc)
+OLD = 48 * HOUR
+
+
+def listing(**routers):
+    result = reconciling.RouterListing()
+    for router, cidrs in routers.items():
+        result.add(router, cidrs)
+    return result
+
+
+class TestPlan(base.TestCase):
+
+    def plan(self, allocations, routers, grace=24 * HOUR):
+        return reconciling.plan(allocations, routers, grace=grace, now=NOW)
+
+    def test_each_case_has_its_code(self):
+        routers = listing(r1=["10.0.1.0/24", "10.0.8.0/22"], r2=[])
+        routers.add("r3", ["10.0.5.0/24"], missing=["hidden-subnet"])
+        allocations = [
+            fakes.allocation("on", "10.0.1.0/24", "r1", OLD, NOW),
+            fakes.allocation("inside", "10.0.9.0/24", "r1", OLD, NOW),
+            fakes.allocation("gone", "10.0.2.0/24", "r1", OLD, NOW),
+            fakes.allocation("empty", "10.0.3.0/24", "r2", OLD, NOW),
+            fakes.allocation("young", "10.0.4.0/24", "r2", HOUR, NOW),
+            fakes.allocation("ageless", "10.0.6.0/24", "r2"),
+            fakes.allocation("hidden", "10.0.7.0/24", "r3", OLD, NOW),
+            fakes.allocation("unlisted", "10.0.1.0/24", "r4", OLD, NOW),
+            fakes.allocation("scopeless", "10.0.1.0/24", None, OLD, NOW),
+        ]
+        decisions = self.plan(allocations, routers)
+        self.assertEqual(
+            [(reconciling.ON_ROUTER, pruning.KEEP),
+             (reconciling.ON_ROUTER, pruning.KEEP),
+             (reconciling.NOT_ON_ROUTER, pruning.RELEASE),
+             (reconciling.NOT_ON_ROUTER, pruning.RELEASE),
+             (pruning.IN_GRACE, pruning.KEEP),
+             (pruning.AGE_UNKNOWN, pruning.KEEP),
+             (reconciling.ROUTER_INCOMPLETE, pruning.KEEP),
+             (reconciling.ROUTER_NOT_LISTED, pruning.KEEP),
+             (reconciling.NO_SCOPE, pruning.KEEP)],
+            [(d.code, d.action) for d in decisions])
+        self.assertIn("10.0.8.0/22", decisions[1].reason)
+        self.assertIn("no subnet overlapping it; allocated 2d ago",
+                      decisions[2].reason)
+        self.assertIn("hidden-subnet", decisions[6].reason)
+
+    def test_another_router_s_subnet_does_not_keep_it(self):
+        decisions = self.plan(
+            [fakes.allocation("a", "10.0.1.0/24", "r1", OLD, NOW)],
+            listing(r1=["10.0.2.0/24"], r2=["10.0.1.0/24"]))
+        self.assertEqual([pruning.RELEASE], [d.action for d in decisions])
+
+    def test_versions_are_compared_apart(self):
+        decisions = self.plan(
+            [fakes.allocation("a", "10.0.1.0/24", "r1", OLD, NOW),
+             fakes.allocation("b", "fd00:1::/64", "r1", OLD, NOW)],
+            listing(r1=["fd00:1::/64"]))
+        self.assertEqual([pruning.RELEASE, pruning.KEEP],
+                         [d.action for d in decisions])
+
+    def test_bad_input(self):
+        self.assertRaises(exceptions.InvalidArgument, self.plan, [],
+                          listing(), -HOUR)
+        self.assertRaises(exceptions.InvalidCidr, self.plan,
+                          [fakes.allocation("a", "10.0.1.0/24", "r1", OLD,
+                                            NOW)],
+                          listing(r1=["not-a-cidr"]))
+
+    def test_apply_releases_what_the_plan_says(self):
+        self.config(pool_cidrs=["10.0.0.0/16"], subnet_prefixlen=24)
+        driver = fakes.FakeStatefulDriver(self.conf, [
+            fakes.allocation("on", "10.0.1.0/24", "r1", OLD),
+            fakes.allocation("gone", "10.0.2.0/24", "r1", OLD)])
+        decisions = reconciling.plan(driver.list(),
+                                     listing(r1=["10.0.1.0/24"]))
+        pruning.apply(driver, decisions)
+        self.assertEqual(["on"], [a.owner for a in driver.list()])
+        self.assertEqual([pruning.KEEP, pruning.RELEASED],
+                         [d.action for d in decisions])
+
+
+class TestRouterListingFromFiles(base.TestCase):
+
+    def write(self, name, data):
+        path = os.path.join(self.state_path, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(json.dumps(data))
+        return path
+
+    def test_routers_their_cidrs_and_what_is_hidden(self):
+        subnets = self.write("subnets.json", [
+            {"ID": "s1", "Network": "n1", "Subnet": "10.0.1.0/24"},
+            {"ID": "s2", "Network": "n2", "Subnet": "10.0.2.0/24"}])
+        self.write("ports/r1.json", [
+            {"ID": "p1", "Fixed IP Addresses": [{"subnet_id": "s1"}]},
+            {"ID": "p2", "Fixed IP Addresses": "subnet_id='s2'"}])
+        self.write("ports/r2.json", [])
+        self.write("ports/r3.json", {"ports": [
+            {"id": "p3", "fixed_ips": [{"subnet_id": "s1"},
+                                       {"subnet_id": "other-project"}]}]})
+        result = openstack_export.read_router_listing(
+            subnets, os.path.join(self.state_path, "ports"))
+        self.assertEqual({"r1": ["10.0.1.0/24", "10.0.2.0/24"], "r2": [],
+                          "r3": ["10.0.1.0/24"]}, result.cidrs)
+        self.assertEqual(["r3"], list(result.incomplete))
+        self.assertIn("other-project", result.incomplete["r3"])
+
+    def test_bad_files_are_input_errors(self):
+        subnets = self.write("subnets.json", [])
+        self.assertRaises(exceptions.InvalidInputFile,
+                          openstack_export.read_router_listing, subnets,
+                          os.path.join(self.state_path, "missing"))
+        self.write("ports/r1.json", {"not": "ports"})
+        self.assertRaises(exceptions.InvalidInputFile,
+                          openstack_export.read_router_listing, subnets,
+                          os.path.join(self.state_path, "ports"))
