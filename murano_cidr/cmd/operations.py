@@ -14,9 +14,11 @@
 
 ``import`` records CIDRs that already exist on a cloud (``convert-openstack``
 builds its input from the ``openstack`` client's output); ``prune``
-releases allocations whose owner is gone. Both print a report of every row
-they did not simply accept, then a summary line; ``--format json`` prints
-every row.
+releases allocations whose owner is gone (from a file of live owners or
+Murano's own database); ``reconcile`` releases those whose CIDR is on their
+router no more (from the same listings ``convert-openstack`` reads). They
+print a report of every row they did not simply accept, then a summary
+line; ``--format json`` prints every row.
 
 Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
 
@@ -24,13 +26,14 @@ Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
   with live allocations; nothing is written in either case unless
   ``--continue-on-error`` is given, and then the valid rows are written and
   the exit code still says some were not.
-* ``prune``: ``0`` whether or not anything would be or was released;
-  ``2`` if ``--apply`` would release more than ``--max-release`` percent of
-  the allocations (nothing is released).
+* ``prune`` and ``reconcile``: ``0`` whether or not anything would be or
+  was released; ``2`` if ``--apply`` would release more than
+  ``--max-release`` percent of the allocations (nothing is released).
 """
 
 import argparse
 import datetime
+import os
 import sys
 
 from murano_cidr import allocator
@@ -39,8 +42,10 @@ from murano_cidr.cmd import output
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.operations import importing
+from murano_cidr.operations import murano_db
 from murano_cidr.operations import openstack_export
 from murano_cidr.operations import pruning
+from murano_cidr.operations import reconciling
 from murano_cidr import opts
 from murano_cidr import pool
 
@@ -49,6 +54,10 @@ Capability = capabilities.Capability
 PROG = "murano-cidr"
 IMPORT_HEADERS = ("WHERE", "STATUS", "OWNER", "CIDR", "SCOPE", "REASON")
 PRUNE_HEADERS = ("OWNER", "CIDR", "SCOPE", "ACTION", "REASON")
+
+#: Where ``prune --murano-db`` takes its URL from when not given, so that a
+#: password need not be on the command line.
+MURANO_DB_VARIABLE = "MURANO_CIDR_MURANO_DB"
 
 
 def _grace(text):
@@ -69,8 +78,28 @@ def _percent(text):
     return value
 
 
+def _add_plan_arguments(parser, source):
+    """Add what prune and reconcile share: grace, scope, share, apply."""
+    parser.add_argument("--grace", type=_grace,
+                        default=pruning.DEFAULT_GRACE, metavar="DURATION",
+                        help="Never release an allocation younger than "
+                        "this: seconds, or a number with s, m, h, d or w "
+                        "(default: 24h). Make it longer than the age of the "
+                        "%s and than a deployment takes." % source)
+    parser.add_argument("--scope", help="Only this scope (router id).")
+    parser.add_argument("--max-release", type=_percent, default=50,
+                        metavar="PERCENT",
+                        help="Refuse to apply a plan that releases more "
+                        "than this share of the allocations it looked at "
+                        "(default: 50); wrong %s look like a cloud whose "
+                        "networks were all deleted." % source)
+    parser.add_argument("--apply", action="store_true",
+                        help="Release what the report lists; without it, "
+                        "nothing changes.")
+
+
 def register(subparsers):
-    """Add ``import`` and ``prune``."""
+    """Add ``import``, ``prune``, ``reconcile`` and ``convert-openstack``."""
     parser = subparsers.add_parser(
         "import", help="Record CIDRs that already exist on the cloud.",
         description="Record the CIDRs a cloud already uses, so a driver "
@@ -98,37 +127,54 @@ def register(subparsers):
 
     parser = subparsers.add_parser(
         "prune", help="Release allocations whose owner no longer exists.",
-        description="Compare the allocations with a file of live owners "
-        "(the network ids that still exist) and report those that would be "
-        "released: owner not live and older than the grace period. "
-        "Nothing is released without --apply.")
-    parser.add_argument("--live-owners", required=True, metavar="FILE",
-                        help="The owners that exist: JSON (e.g. 'openstack "
-                        "network list -f json'), CSV with an id column, or "
-                        "one id per line ('openstack network list -f value "
-                        "-c ID'); - for standard input.")
+        description="Compare the allocations with the owners that still "
+        "exist (Murano's object ids, read from Murano's database, and/or a "
+        "file of ids) and report those that would be released: owner not "
+        "live and older than the grace period. Nothing is released without "
+        "--apply.")
+    parser.add_argument("--murano-db", metavar="URL",
+                        default=os.environ.get(MURANO_DB_VARIABLE),
+                        help="Murano's database (its [database] connection "
+                        "URL), read only: every MuranoPL object id of its "
+                        "environments and sessions is a live owner. "
+                        "Default: the %s environment variable, which "
+                        "keeps the password off the command line."
+                        % MURANO_DB_VARIABLE)
+    parser.add_argument("--live-owners", metavar="FILE",
+                        help="More owners that exist, e.g. the Neutron "
+                        "network ids of imported allocations: JSON (e.g. "
+                        "'openstack network list -f json'), CSV with an id "
+                        "column, or one id per line ('openstack network "
+                        "list -f value -c ID'); - for standard input.")
     parser.add_argument("--live-owners-format",
                         choices=("json", "csv", "text"),
                         help="The format of the live owners file (default: "
                         "from its suffix or content).")
-    parser.add_argument("--grace", type=_grace,
-                        default=pruning.DEFAULT_GRACE, metavar="DURATION",
-                        help="Never release an allocation younger than "
-                        "this: seconds, or a number with s, m, h, d or w "
-                        "(default: 24h). Make it longer than the age of the "
-                        "live owners file.")
-    parser.add_argument("--scope", help="Only this scope (router id).")
-    parser.add_argument("--max-release", type=_percent, default=50,
-                        metavar="PERCENT",
-                        help="Refuse to apply a plan that releases more "
-                        "than this share of the allocations it looked at "
-                        "(default: 50); a wrong live owners file looks like "
-                        "a cloud whose networks were all deleted.")
-    parser.add_argument("--apply", action="store_true",
-                        help="Release what the report lists; without it, "
-                        "nothing changes.")
+    _add_plan_arguments(parser, "live owners")
     output.add_format_argument(parser)
     parser.set_defaults(action=do_prune)
+
+    parser = subparsers.add_parser(
+        "reconcile",
+        help="Release allocations whose CIDR is on their router no more.",
+        description="Compare each allocation with the subnets its router "
+        "(its scope) carries, from the listings convert-openstack reads, "
+        "and report those that would be released: no subnet of the router "
+        "overlaps it and it is older than the grace period. Allocations "
+        "without a scope, of a router without a ports file, or of a router "
+        "on a subnet the listing does not show are kept. Nothing is "
+        "released without --apply.")
+    parser.add_argument("--subnets", required=True, metavar="FILE",
+                        help="The output of 'openstack subnet list -f "
+                        "json', taken with an account that sees every "
+                        "project.")
+    parser.add_argument("--ports-dir", required=True, metavar="DIR",
+                        help="A directory of <router id>.json files, each "
+                        "the output of 'openstack port list --router <router "
+                        "id> -f json'.")
+    _add_plan_arguments(parser, "listings")
+    output.add_format_argument(parser)
+    parser.set_defaults(action=do_reconcile)
 
     parser = subparsers.add_parser(
         "convert-openstack",
@@ -203,9 +249,31 @@ def _print_import(args, rows, counts):
              counts[importing.CONFLICT]))
 
 
+def _live_owners(args):
+    if not args.murano_db and not args.live_owners:
+        raise exceptions.InvalidArgument(
+            name="prune arguments", value="no --murano-db, no --live-owners",
+            reason="say where the live owners come from: --murano-db URL "
+            "(or %s), --live-owners FILE, or both" % MURANO_DB_VARIABLE)
+    live = set()
+    if args.murano_db:
+        live.update(murano_db.live_owners(args.murano_db))
+    if args.live_owners:
+        live.update(pruning.read_live_owners(args.live_owners,
+                                             args.live_owners_format))
+    if not live:
+        raise exceptions.InvalidArgument(
+            name="Murano database", value=murano_db.safe_url(
+                args.murano_db),
+            reason="holds no environment; pruning against it would release "
+            "every allocation, so it is refused (reconcile compares with "
+            "the routers instead)")
+    return frozenset(live)
+
+
 def do_prune(conf):
     args = conf.command
-    live = pruning.read_live_owners(args.live_owners, args.live_owners_format)
+    live = _live_owners(args)
     with allocator.get_allocator(
             conf, require=Capability.SHARES_STATE,
             action="prune allocations") as driver:
@@ -214,10 +282,29 @@ def do_prune(conf):
         if args.apply:
             pruning.check_share(decisions, args.max_release)
             pruning.apply(driver, decisions)
-    _print_prune(args, decisions)
+    _print_plan(args, decisions, pruning.OWNER_LIVE, "live owners")
 
 
-def _print_prune(args, decisions):
+def do_reconcile(conf):
+    args = conf.command
+    listing = openstack_export.read_router_listing(args.subnets,
+                                                   args.ports_dir)
+    with allocator.get_allocator(
+            conf, require=Capability.SHARES_STATE,
+            action="reconcile allocations") as driver:
+        decisions = reconciling.plan(driver.list(scope=args.scope), listing,
+                                     grace=args.grace)
+        if args.apply:
+            pruning.check_share(
+                decisions, args.max_release, name="reconcile plan",
+                hint="check that the listings are current, complete and of "
+                "this cloud")
+            pruning.apply(driver, decisions)
+    _print_plan(args, decisions, reconciling.ON_ROUTER, "on their router")
+
+
+def _print_plan(args, decisions, quiet_code, quiet_label):
+    """Print a prune or reconcile plan; rows of ``quiet_code`` are counted."""
     counts = {}
     for d in decisions:
         counts[d.action] = counts.get(d.action, 0) + 1
@@ -227,22 +314,22 @@ def _print_prune(args, decisions):
             "grace_seconds": int(args.grace / datetime.timedelta(seconds=1)),
             "counts": counts, "allocations": [d.to_dict() for d in decisions]})
         return
-    shown = [d for d in decisions if d.code != pruning.OWNER_LIVE]
+    shown = [d for d in decisions if d.code != quiet_code]
     if shown:
         output.emit(args.format, None, PRUNE_HEADERS, [
             (d.allocation.owner, d.allocation.cidr, d.allocation.scope,
              d.action, d.reason) for d in shown])
-    live = len(decisions) - len(shown)
+    fine = "%d %s" % (len(decisions) - len(shown), quiet_label)
     if args.apply:
-        print("released %d, kept %d (%d live owners), skipped %d"
+        print("released %d, kept %d (%s), skipped %d"
               % (counts.get(pruning.RELEASED, 0),
-                 counts.get(pruning.KEEP, 0), live,
+                 counts.get(pruning.KEEP, 0), fine,
                  counts.get(pruning.SKIPPED, 0)))
     else:
-        print("would release %d, keep %d (%d live owners); dry run, nothing "
+        print("would release %d, keep %d (%s); dry run, nothing "
               "changed: pass --apply to release"
               % (counts.get(pruning.RELEASE, 0), counts.get(pruning.KEEP, 0),
-                 live))
+                 fine))
 
 
 def do_convert_openstack(conf):

@@ -21,11 +21,13 @@ import json
 import os
 
 import fixtures
+import sqlalchemy as sa
 
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
 from murano_cidr.drivers import random as random_driver
 from murano_cidr.tests import base
+from murano_cidr.tests import murano_db as murano_tables
 from murano_cidr.tests.unit.operations import fakes
 
 DAY = datetime.timedelta(days=1)
@@ -243,6 +245,123 @@ class TestPrune(CommandTestCase):
         self.assertEqual(3, len(self.owners()))
         self.assertRaises(SystemExit, self.run_cli, "prune", "--live-owners",
                           self.write("l.txt", "x"), "--grace", "soon")
+
+
+class TestPruneFromMuranoDatabase(CommandTestCase):
+
+    def murano(self, *environments):
+        url = "sqlite:///" + os.path.join(self.state_path, "murano.db")
+        engine = sa.create_engine(url)
+        with engine.begin() as connection:
+            murano_tables.create(connection)
+            for i, networks in enumerate(environments):
+                murano_tables.add_environment(connection, "env%d" % i,
+                                              "e%d" % i, networks)
+        engine.dispose()
+        return url
+
+    def test_owners_are_read_from_murano(self):
+        url = self.murano(["held"])
+        code, out, err = self.run_cli("prune", "--murano-db", url)
+        self.assertSucceeded(code, err)
+        self.assertIn("would release 1, keep 2 (1 live owners)", out)
+        code, out, err = self.run_cli("prune", "--murano-db", url, "--apply")
+        self.assertSucceeded(code, err)
+        self.assertEqual(["held", "young"], self.owners())
+
+    def test_the_url_may_come_from_the_environment(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            "MURANO_CIDR_MURANO_DB", self.murano(["held"])))
+        code, out, err = self.run_cli("prune", "--apply")
+        self.assertSucceeded(code, err)
+        self.assertEqual(["held", "young"], self.owners())
+
+    def test_with_a_live_owners_file_both_count(self):
+        live = self.write("live.txt", "gone\n")
+        code, out, err = self.run_cli("prune", "--murano-db",
+                                      self.murano(["held"]), "--live-owners",
+                                      live, "--grace", "0")
+        self.assertSucceeded(code, err)
+        self.assertIn("would release 1, keep 2 (2 live owners)", out)
+        self.assertIn("young", out)
+
+    def test_no_source_or_an_empty_murano_is_refused(self):
+        code, out, err = self.run_cli("prune")
+        self.assertEqual((2, ""), (code, out))
+        self.assertIn("say where the live owners come from", err)
+        code, out, err = self.run_cli("prune", "--murano-db", self.murano(),
+                                      "--apply", "--max-release", "100")
+        self.assertEqual((2, ""), (code, out))
+        self.assertIn("holds no environment", err)
+        self.assertEqual(3, len(self.owners()))
+
+    def test_an_unreachable_murano_is_one_line(self):
+        code, out, err = self.run_cli(
+            "prune", "--murano-db",
+            "postgresql+psycopg2://m:secret@127.0.0.1:1/murano")
+        self.assertEqual((3, ""), (code, out))
+        self.assertEqual(1, len(err.strip().splitlines()), err)
+        self.assertNotIn("secret", err)
+
+
+class TestReconcile(CommandTestCase):
+
+    def listings(self, ports):
+        subnets = self.write("subnets.json", json.dumps([
+            {"ID": "s0", "Network": "n0", "Subnet": "10.0.0.0/24"},
+            {"ID": "s1", "Network": "n1", "Subnet": "10.0.1.0/24"}]))
+        directory = os.path.join(self.state_path, "ports")
+        os.makedirs(directory, exist_ok=True)
+        for router, subnet_ids in ports.items():
+            self.write("ports/%s.json" % router, json.dumps(
+                [{"Fixed IP Addresses": [{"subnet_id": s}]}
+                 for s in subnet_ids]))
+        return "--subnets", subnets, "--ports-dir", directory
+
+    def test_dry_run_then_apply(self):
+        args = self.listings({"r": ["s0"], "r2": []})
+        code, out, err = self.run_cli("reconcile", *args)
+        self.assertSucceeded(code, err)
+        self.assertIn("would release 1, keep 2 (1 on their router); dry run",
+                      out)
+        self.assertIn("its router carries no subnet overlapping it", out)
+        self.assertIn("within the grace period", out)
+        self.assertEqual(["gone", "held", "young"], self.owners())
+        code, out, err = self.run_cli("reconcile", *args, "--apply",
+                                      "--format", "json")
+        self.assertSucceeded(code, err)
+        report = json.loads(out)
+        self.assertEqual({"released": 1, "keep": 2}, report["counts"])
+        self.assertEqual(
+            {"held": "on-router", "gone": "not-on-router",
+             "young": "in-grace"},
+            {a["owner"]: a["code"] for a in report["allocations"]})
+        self.assertEqual(["held", "young"], self.owners())
+
+    def test_unlisted_routers_are_kept_and_the_share_is_guarded(self):
+        args = self.listings({"r": []})
+        code, out, err = self.run_cli("reconcile", *args, "--grace", "0",
+                                      "--apply")
+        self.assertEqual((2, ""), (code, out))
+        self.assertIn("reconcile plan", err)
+        self.assertIn("would release 66%", err)
+        self.assertEqual(3, len(self.owners()))
+        code, out, err = self.run_cli("reconcile", *args, "--grace", "0",
+                                      "--apply", "--max-release", "70")
+        self.assertSucceeded(code, err)
+        self.assertEqual(["young"], self.owners())
+        self.assertIn("released 2", out)
+
+    def test_a_stateless_driver_is_refused(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.get_allocator",
+            side_effect=_REAL_GET_ALLOCATOR))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.driver_class",
+            return_value=random_driver.RandomDriver))
+        code, out, err = self.run_cli("reconcile", *self.listings({}))
+        self.assertEqual((1, ""), (code, out))
+        self.assertIn("cannot reconcile allocations", err)
 
 
 class TestConvertOpenstack(CommandTestCase):
