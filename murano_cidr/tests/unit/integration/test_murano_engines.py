@@ -12,10 +12,10 @@
 
 """The documented engine patch of each Murano branch family, run.
 
-Every family's ``NetworkExplorer`` stand-in (see :mod:`.murano_engines`)
-runs the tests Murano's own ``test_net_explorer`` runs against its engine,
-with the integer ids those tests pass (``router_id = 12``, ``net_id =
-144``), on every driver.
+Every family's ``NetworkExplorer`` stand-in (see
+:mod:`murano_cidr.tests.murano_engines`) runs the tests Murano's own
+``test_net_explorer`` runs against its engine, with the integer ids those
+tests pass (``router_id = 12``, ``net_id = 144``), on every driver.
 """
 
 from unittest import mock
@@ -27,7 +27,7 @@ import testscenarios
 from murano_cidr.drivers.db import migration
 from murano_cidr.integration import murano as adapter
 from murano_cidr.tests import base
-from murano_cidr.tests.unit.integration import murano_engines
+from murano_cidr.tests import murano_engines
 from murano_cidr.tests.unit.integration import test_murano as fakes
 
 load_tests = testscenarios.load_tests_apply_scenarios
