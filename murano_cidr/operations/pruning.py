@@ -14,9 +14,10 @@
 
 An allocation leaks when its network was deleted but nobody called
 ``release`` (an engine crashed, an environment was removed by hand). Pruning
-compares a driver's allocations with a file of *live owners* (the network
-ids that still exist) and releases the others, conservatively, like the
-reconcilers operators trust:
+compares a driver's allocations with the *live owners* (the owner ids still
+in use: for Murano, MuranoPL object ids, read from its database by
+:mod:`murano_cidr.operations.murano_db`, or a file of ids) and releases the
+others, conservatively, like the reconcilers operators trust:
 
 * nothing is released unless asked (:func:`plan` only says what would be);
 * an allocation younger than the grace period is kept: its network may
