@@ -23,6 +23,8 @@ Checks (each says what to do when it does not succeed):
   large enough for ``max_environments``.
 * *Allocator driver*: the configured driver is installed, loads and accepts
   its options.
+* *Store hosts*: a warning when the driver keeps its state where only the
+  engines of one host see it (an SQLite database, file locks).
 * Each installed driver's own checks (its ``upgrade_checks()`` hook: the
   ``db`` driver's *Database*, the ``lock`` driver's *Lock service*), run
   for the configured driver and reported as not used for the others.
@@ -102,7 +104,8 @@ class Checks(upgradecheck.UpgradeCommands):
             drivers = allocator.driver_classes()
         self.drivers = drivers
         checks = [("Pool geometry", Checks.check_pool),
-                  ("Allocator driver", Checks.check_driver)]
+                  ("Allocator driver", Checks.check_driver),
+                  ("Store hosts", Checks.check_store_hosts)]
         for name, driver in drivers.items():
             for title, check in driver.upgrade_checks():
                 checks.append((title, _driver_check(name, check)))
@@ -178,6 +181,28 @@ class Checks(upgradecheck.UpgradeCommands):
                               "operations guide)" % " or ".join(safe))
         return _result(SUCCESS, "Driver %r loads and %s."
                        % (name, guarantee))
+
+    @_guarded
+    def check_store_hosts(self):
+        """The driver's store is one that engines on several hosts share."""
+        try:
+            driver = allocator.get_allocator(self.conf)
+        except exceptions.MuranoCidrException as e:
+            # NOTE: reported by the driver check; nothing to add here.
+            return _result(SUCCESS, "Not checked: %s." % messages.clause(e))
+        try:
+            store = driver.single_host_store
+        finally:
+            driver.close()
+        if store is None:
+            return _result(SUCCESS, "Nothing limits driver %r to the engines "
+                           "of one host." % self.driver_name)
+        return _result(WARNING, "Driver %r keeps its state in %s, which "
+                       "serves the engines of this host only: engines on "
+                       "other hosts could hand out the same CIDRs. If Murano "
+                       "engines run on more than this host, set %s to one "
+                       "they all reach." % (self.driver_name, store,
+                                            driver.shared_store_option))
 
 
 def _driver_check(name, check):

@@ -275,6 +275,24 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             raise
         self.confirm(owner)
 
+    #: The option that gives the driver a store engines on several hosts
+    #: share, for the message when :attr:`single_host_store` is set.
+    shared_store_option = None
+
+    @property
+    def single_host_store(self):
+        """What keeps this driver's state, if it serves one host only.
+
+        Engines on other hosts would not see it (an SQLite file, file
+        locks), so two hosts could hand out the same CIDR;
+        :attr:`shared_store_option` says what to set instead.
+
+        :returns: a description of the store, such as ``"the SQLite
+            database sqlite:///..."``, or None if nothing limits the driver
+            to one host.
+        """
+        return None
+
     def close(self):
         """Release any connection or lock the driver holds."""
 

@@ -173,11 +173,22 @@ class NetworkCidrAllocator(object):
     :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
         is not installed.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
+
+    A warning is logged when the driver's store serves one host only (an
+    SQLite database, file locks).
     """
 
     def __init__(self, conf=None, driver=None):
         self.driver = (driver if driver is not None
                        else allocator.get_allocator(conf))
+        store = self.driver.single_host_store
+        if store is not None:
+            LOG.warning("The %s driver keeps its state in %s, which serves "
+                        "the engines of this host only: if Murano engines "
+                        "run on several hosts, they can hand out the same "
+                        "CIDR; set %s to one they all reach.",
+                        self.driver.name, store,
+                        self.driver.shared_store_option)
 
     def get_available_cidr(self, client, router_id, net_id, ip_version=4):
         """Allocate the CIDR of a new environment network.

@@ -87,6 +87,19 @@ safe_url = messages.safe_url
 one_line = messages.one_line
 
 
+def serves_one_host(url):
+    """Tell whether a database URL names SQLite, a file of one host.
+
+    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
+    :returns: True for SQLite (a file or memory); False otherwise, also for
+        a URL that cannot be parsed (its own error is reported elsewhere).
+    """
+    try:
+        return sa.engine.make_url(url).get_backend_name() == "sqlite"
+    except (sa_exc.ArgumentError, ValueError, TypeError, AttributeError):
+        return False
+
+
 def _sqlite_wal(engine):
     """Let SQLite readers and the writer proceed side by side (WAL)."""
     if engine.dialect.name != "sqlite":

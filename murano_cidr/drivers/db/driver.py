@@ -166,6 +166,16 @@ class DbDriver(base.AllocatorDriver):
         self.database = api.Database(conf,
                                      schema_check=migration.check_schema)
 
+    shared_store_option = ("[cidr_allocator_database] connection (a "
+                           "MySQL/MariaDB or PostgreSQL database)")
+
+    @property
+    def single_host_store(self):
+        """The SQLite database, which serves one host; None otherwise."""
+        if api.serves_one_host(self.database.url):
+            return "the SQLite database %s" % self.database.safe_url
+        return None
+
     # -- allocate ----------------------------------------------------------
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):

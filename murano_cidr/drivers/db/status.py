@@ -24,7 +24,8 @@ WARNING = upgradecheck.Code.WARNING
 FAILURE = upgradecheck.Code.FAILURE
 
 _SYNC = ("run 'murano-cidr-manage --config-file <file> db sync' before "
-         "restarting the services")
+         "restarting the services: until then every deployment that needs "
+         "a CIDR fails with DatabaseNotSynced")
 
 
 def check_database(conf):

@@ -222,6 +222,17 @@ class LockDriver(base.AllocatorDriver):
         self._mutex = threading.Lock()
         self._held = {}
 
+    shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
+                           "or ZooKeeper)")
+
+    @property
+    def single_host_store(self):
+        """File locks (or tooz's file backend), which serve one host."""
+        url = (self.conf[opts.GROUP].coordination_url or "").strip()
+        if not url or url.startswith("file:"):
+            return self.backend.description
+        return None
+
     # -- helpers -----------------------------------------------------------
 
     def _live(self, scope, ip_version):

@@ -88,6 +88,9 @@ class TestChecks(base.TestCase):
         self.assertResult(FAILURE, "has no murano-cidr tables; run "
                           "'murano-cidr-manage --config-file <file> db sync'",
                           self._revision(None))
+        self.assertResult(FAILURE, "until then every deployment that needs "
+                          "a CIDR fails with DatabaseNotSynced",
+                          self._revision(None))
         self.useFixture(fixtures.MockPatch(
             "murano_cidr.drivers.db.migration.known_revisions",
             return_value={head, "older"}))
@@ -95,6 +98,28 @@ class TestChecks(base.TestCase):
                           "%s; run" % head, self._revision("older"))
         self.assertResult(WARNING, "its schema is newer. Upgrade "
                           "murano-cidr", self._revision("future"))
+
+    def test_a_store_of_one_host_is_a_warning(self):
+        self.config(driver="db")
+        self.assertResult(WARNING, "keeps its state in the SQLite database "
+                          "sqlite:///%s" % self.state_path,
+                          self.checks.check_store_hosts())
+        self.assertResult(WARNING, "set [cidr_allocator_database] "
+                          "connection", self.checks.check_store_hosts())
+        self.config_fixture.config(
+            group="cidr_allocator_database",
+            connection="mysql+pymysql://u:secret@db.example.org/murano")
+        self.assertResult(SUCCESS, "Nothing limits driver 'db'",
+                          self.checks.check_store_hosts())
+        self.config(driver="lock")
+        self.assertResult(WARNING, "file locks under",
+                          self.checks.check_store_hosts())
+        self.config(driver="random")
+        self.assertResult(SUCCESS, "Nothing limits driver 'random'",
+                          self.checks.check_store_hosts())
+        self.config(driver="nope")
+        self.assertResult(SUCCESS, "Not checked: No allocator driver",
+                          self.checks.check_store_hosts())
 
     def test_unreachable_database(self):
         self.config(driver="db")
@@ -162,7 +187,8 @@ class TestMain(base.TestCase):
         self.assertEqual(1, code)
         results = {c["check"]: c["result"] for c in json.loads(out)["checks"]}
         self.assertEqual({"Pool geometry": 1, "Allocator driver": 0,
-                          "Database": 0, "Lock service": 0}, results)
+                          "Store hosts": 0, "Database": 0,
+                          "Lock service": 0}, results)
         code, out, _ = self.run_status("max_hosts = 1\n", "upgrade", "check")
         self.assertEqual(2, code)
         self.assertIn("Result: Failure", out)

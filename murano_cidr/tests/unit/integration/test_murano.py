@@ -12,6 +12,9 @@
 
 """The Murano adapter against a stand-in Neutron client."""
 
+import logging
+
+import fixtures
 from oslo_config import cfg
 
 from murano_cidr.drivers import base as driver_base
@@ -340,6 +343,28 @@ class TestGetAvailableCidr(base.TestCase):
         adapter = self.make("random")
         adapter.confirm_cidr("net-1")
         self.assertFalse(adapter.release_cidr("net-1"))
+
+    def test_a_store_of_one_host_is_warned_about(self):
+        def warnings(driver, **database):
+            self.config(driver=driver)
+            for name, value in database.items():
+                self.config_fixture.config(group="cidr_allocator_database",
+                                           **{name: value})
+            log = self.useFixture(fixtures.FakeLogger(
+                name="murano_cidr.integration.murano",
+                level=logging.WARNING))
+            murano.NetworkCidrAllocator(self.conf).close()
+            return log.output
+
+        self.assertIn("The db driver keeps its state in the SQLite "
+                      "database", warnings("db"))
+        self.assertIn("set [cidr_allocator_database] connection",
+                      warnings("db"))
+        self.assertIn("The lock driver keeps its state in file locks",
+                      warnings("lock"))
+        self.assertEqual("", warnings("random"))
+        self.assertEqual("", warnings(
+            "db", connection="postgresql+psycopg2://u:p@db.example.org/m"))
 
     def test_unknown_driver_fails_at_construction(self):
         self.config(driver="no-such-driver")
