@@ -36,6 +36,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from murano_cidr import exceptions
+from murano_cidr import messages
 
 LOG = logging.getLogger(__name__)
 
@@ -71,26 +72,13 @@ def object_ids(model):
     return found
 
 
-def safe_url(url):
-    """Return a database URL fit for messages: its password hidden.
-
-    :param url: a URL string, or None.
-    """
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except (sa.exc.ArgumentError, ValueError, TypeError, AttributeError):
-        return "<unparseable URL>"
-
-
-def _one_line(error):
-    text = str(getattr(error, "inner_exception", None) or error)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
+#: A database URL fit for messages: its password hidden.
+safe_url = messages.safe_url
 
 
 def _unavailable(url, error):
     return exceptions.BackendUnavailable(
-        backend="Murano's database %s" % url, reason=_one_line(error))
+        backend="Murano's database %s" % url, reason=messages.one_line(error))
 
 
 @contextlib.contextmanager
@@ -112,7 +100,7 @@ def read_only_connection(url):
             ValueError, TypeError) as e:
         raise exceptions.InvalidArgument(
             name="Murano database URL", value=shown,
-            reason="is not a usable SQLAlchemy URL: %s" % _one_line(e))
+            reason="is not a usable SQLAlchemy URL: %s" % messages.one_line(e))
     try:
         connection = engine.connect()
     except (db_exc.DBError, sa.exc.SQLAlchemyError) as e:
@@ -147,7 +135,7 @@ def _descriptions(connection, table, shown):
         raise exceptions.InvalidArgument(
             name="Murano database", value=shown,
             reason="has no table %s (%s); is it Murano's database?"
-            % (table, _one_line(e)))
+            % (table, messages.one_line(e)))
     except (db_exc.DBError, sa.exc.SQLAlchemyError) as e:
         raise _unavailable(shown, e)
 
