@@ -104,11 +104,42 @@ class FileLockBackend(backend.LockBackend):
         _check_process_locking()
         stack = contextlib.ExitStack()
         try:
-            stack.enter_context(lockutils.lock(
-                name, external=True, lock_path=self.lock_path,
-                do_log=False, blocking=False))
-        except lockutils.AcquireLockFailedException:
-            return None
+            taken = _take_now(stack, name, self.lock_path)
         except OSError as e:
+            stack.close()
             raise self._unavailable(e)
+        if not taken:
+            stack.close()
+            return None
         return FileReservation(stack)
+
+
+def _take_now(stack, name, lock_path):
+    """Take the lock ``name`` without waiting; keep it on ``stack``.
+
+    :param stack: the ``contextlib.ExitStack`` that will release the lock.
+    :param name: the lock's name.
+    :param lock_path: the lock directory.
+    :returns: True if the lock is now held, False if another holder has it.
+    :raises OSError: if the lock file cannot be opened or locked.
+    """
+    if hasattr(lockutils, "AcquireLockFailedException"):
+        try:
+            stack.enter_context(lockutils.lock(
+                name, external=True, lock_path=lock_path, do_log=False,
+                blocking=False))
+        except lockutils.AcquireLockFailedException:
+            return False
+        return True
+    # NOTE: oslo.concurrency before 4.5.0 (Xena's pin) has no non-blocking
+    # lock(): take its two halves without waiting, in the order lock()
+    # takes them, this process's semaphore first and then the file lock.
+    semaphore = lockutils.internal_lock(name)
+    if not semaphore.acquire(blocking=False):
+        return False
+    stack.callback(semaphore.release)
+    file_lock = lockutils.external_lock(name, lock_path=lock_path)
+    if not file_lock.acquire(blocking=False):
+        return False
+    stack.callback(file_lock.release)
+    return True
