@@ -101,5 +101,10 @@ class Database(fixtures.Fixture):
         ident = "murano_cidr_%s" % uuid.uuid4().hex[:12]
         backend.create_named_database(ident)
         self.addCleanup(backend.drop_named_database, ident, conditional=True)
-        return backend.provisioned_database_url(ident).render_as_string(
-            hide_password=False)
+        url = backend.provisioned_database_url(ident)
+        # NOTE: oslo.db before 12 (Xena's 11.0.0) provisions PostgreSQL as
+        # postgresql:// with no driver, and oslo.db logs a warning for every
+        # engine made from such a URL; name the driver the extra installs.
+        if url.drivername == "postgresql":
+            url = url.set(drivername="postgresql+psycopg2")
+        return url.render_as_string(hide_password=False)
