@@ -15,6 +15,7 @@
 import io
 import json
 import os
+import sys
 
 import fixtures
 
@@ -23,6 +24,10 @@ from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
 from murano_cidr.cmd import status
 from murano_cidr.tests import base
+
+# argparse's heading of the options: "optional arguments:" before 3.10.
+OPTIONS = ("options:" if sys.version_info >= (3, 10)
+           else "optional arguments:")
 
 
 class ConsoleTestCase(base.TestCase):
@@ -57,7 +62,7 @@ class TestHelp(ConsoleTestCase):
         self.assertInOrder(out, "usage:", cli.DESCRIPTION[:40],
                            "Commands:", "\n  COMMAND ", "\n    allocate ",
                            "\n    release ", "\n    simulate ",
-                           "\n    bench ", "options:", "\n  --config-file",
+                           "\n    bench ", OPTIONS, "\n  --config-file",
                            "\n  --log-dir", "\n  --use-syslog")
 
     def test_manage_describes_itself_and_lists_commands_first(self):
@@ -65,14 +70,14 @@ class TestHelp(ConsoleTestCase):
         self.assertEqual(0, code)
         self.assertInOrder(out, "usage: murano-cidr-manage",
                            manage.DESCRIPTION[:40], "Commands:", "\n    db ",
-                           "options:", "\n  --log-dir")
+                           OPTIONS, "\n  --log-dir")
 
     def test_status_describes_itself_first(self):
         code, out, _err = self.run_exiting(status.main, "--help")
         self.assertEqual(0, code)
         self.assertInOrder(out, "usage: murano-cidr-status",
                            status.DESCRIPTION[:40],
-                           "options:", "\n  --log-dir")
+                           OPTIONS, "\n  --log-dir")
 
 
 class TestVersion(ConsoleTestCase):
