@@ -40,6 +40,11 @@ from murano_cidr.tests.functional.lock import workers
 POOL = {"pool_cidrs": ["10.40.0.0/18"], "subnet_prefixlen": 24}
 #: 8 candidate /24s, for the kill -9 tests.
 SMALL_POOL = {"pool_cidrs": ["10.41.0.0/21"], "subnet_prefixlen": 24}
+#: 64 aligned /23 blocks, for engines cutting /23s and /24s at once. Eight
+#: engines hold at most five networks each; in the worst fragmentation
+#: every one of those 40 sits in a block of its own, so the pool can never
+#: run out (in the /18 above it could, depending on timing).
+MIXED_POOL = {"pool_cidrs": ["10.42.0.0/17"]}
 #: Seconds to wait for any process or condition; never reached when the
 #: code is right.
 DEADLINE = 120
@@ -157,7 +162,8 @@ class ScenarioTests(EngineHarness):
         # blocks make them exclude each other all the same.
         results = self.spawn.Queue()
         engines = [self.start(workers.engine,
-                              self.settings(subnet_prefixlen=23 + i % 2),
+                              self.settings(MIXED_POOL,
+                                            subnet_prefixlen=23 + i % 2),
                               self.lock_path, self.router_path, self.router,
                               "e%d" % i, 50, 4, results, self.history_dir)
                    for i in range(8)]
