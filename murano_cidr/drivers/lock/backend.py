@@ -15,7 +15,13 @@
 Two locks are used, both named here so that every engine, whatever its
 backend object, agrees on them:
 
-* the *scope lock*, held only while one caller picks a CIDR for a scope;
+* the *scope lock*, held only while one caller picks a CIDR for a scope,
+  where the service queues its waiters (file locks, ZooKeeper): it saves
+  engines from trying the same candidates at once. Where waiting for a lock
+  means polling it (etcd3, Redis) it is not taken, because polling hands
+  the lock back to whoever just released it (the others sleep between
+  polls) and starves them; the reservation locks alone keep two engines
+  from holding overlapping CIDRs;
 * *reservation locks* per (scope, block), taken without waiting and held
   from ``allocate`` until ``confirm`` or ``release``, or until the holder
   dies. A block is an aligned network of a fixed prefix length
@@ -156,7 +162,8 @@ class LockBackend(object, metaclass=abc.ABCMeta):
     def scope_lock(self, name):
         """Return a context manager holding the lock ``name`` while open.
 
-        It waits for the lock.
+        It waits for the lock, or holds nothing where the backend does not
+        serialise picks (see the module's documentation).
 
         :raises murano_cidr.exceptions.LockUnavailable: if the lock service
             cannot be reached, or the wait times out.

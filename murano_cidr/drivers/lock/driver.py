@@ -70,17 +70,21 @@ class _Held(object):
 class LockDriver(base.AllocatorDriver):
     """Reserve each CIDR with an external lock until it is confirmed.
 
-    ``allocate`` takes the scope's lock (so engines pick one at a time in a
-    scope), reads ``taken``, and tries, in random order among the free
+    ``allocate`` reads ``taken`` and tries, in random order among the free
     candidates, to take its *reservation locks* without waiting: one per
     aligned block of ``reservation_prefixlen`` the candidate overlaps, so
     that engines whose subnet sizes differ (a /23 and a /24) still need a
     lock in common. A candidate any of whose locks another engine holds is
-    skipped. Once it
-    holds one, it reads ``taken`` again (when ``taken`` is a callable) and
-    gives the CIDR up if its subnet appeared meanwhile. The reservation lock
-    is held until :meth:`confirm` (the subnet now exists, Neutron reports it
-    from then on) or :meth:`release`, or until this process dies.
+    skipped. Once it holds one, it reads ``taken`` again (when ``taken`` is
+    a callable) and gives the CIDR up if its subnet appeared meanwhile. The
+    reservation lock is held until :meth:`confirm` (the subnet now exists,
+    Neutron reports it from then on) or :meth:`release`, or until this
+    process dies. Where the lock service queues its waiters (file locks,
+    ZooKeeper) ``allocate`` first takes the scope's lock, so engines pick
+    one at a time in a scope; on etcd and Redis, where waiting for a lock
+    means polling it and a polled lock goes back to whoever just released
+    it, engines do not wait for each other: the reservation locks alone
+    keep them apart (:mod:`~murano_cidr.drivers.lock.backend`).
 
     Backends:
 
@@ -110,11 +114,11 @@ class LockDriver(base.AllocatorDriver):
       ZooKeeper are asked whether the lock is still this engine's; etcd3
       releases it with a compare-and-delete on the lock's value, which
       fails if the lease expired or another engine holds the key.
-    * Every call to a tooz service is bounded: a scope lock is waited for
-      ``lock_wait_timeout`` seconds at most, any other call fails within
-      about ``lock_timeout`` seconds when the service does not answer,
-      and :meth:`close` never waits longer than ``lock_timeout`` for the
-      heartbeat to stop.
+    * Every call to a tooz service is bounded: a scope lock (ZooKeeper,
+      tooz's file backend) is waited for about ``lock_wait_timeout``
+      seconds, any other call fails within about ``lock_timeout`` seconds
+      when the service does not answer, and :meth:`close` never waits
+      longer than ``lock_timeout`` for the heartbeat to stop.
 
     State: this driver remembers what *this process* allocated, in memory,
     until :meth:`release` or :meth:`close`: :meth:`allocate` is idempotent
@@ -147,32 +151,20 @@ class LockDriver(base.AllocatorDriver):
       Choose ``lock_timeout`` well above any pause you expect between
       allocate and confirm, and below how long you accept a dead engine's
       CIDRs to stay blocked.
-    * Redis: one server is consistent. Redis Sentinel or a replica failover
-      with asynchronous replication can lose a lock that was acknowledged,
-      and two engines can then hold the same CIDR. Use AOF persistence;
-      restarting Redis without its data drops every reservation (reported
-      by :meth:`confirm`).
-    * etcd3 (through etcd3gw): a lock is a key on a lease of
-      ``lock_timeout`` seconds, refreshed by the heartbeat; each HTTP
-      request times out after ``lock_timeout`` seconds. tooz cannot ask
-      whether a lock is still held; :meth:`confirm` learns it from the
+    * Redis: one server is consistent; a Sentinel or replica failover with
+      asynchronous replication can lose an acknowledged lock. Use AOF
+      persistence: a restart without data drops every reservation.
+    * etcd3: a lock is a key on a lease of ``lock_timeout`` seconds;
+      :meth:`confirm` learns whether it was still held from the
       compare-and-delete that releases it.
-    * ZooKeeper (through kazoo): a lock lives as long as the session,
-      whose timeout is ``lock_timeout``; kazoo keeps the session alive on
-      its own (no tooz heartbeat). When no server answers for
-      ``lock_timeout`` seconds kazoo gives up: calls waiting for the
-      server fail with :class:`~murano_cidr.exceptions.LockUnavailable`,
-      :meth:`confirm` raises
-      :class:`~murano_cidr.exceptions.ReservationLost`, and the next call
-      starts a new session. The server must allow the session timeout
-      (``minSessionTimeout`` and ``maxSessionTimeout``, by default 2 and
-      20 ticks).
+    * ZooKeeper: a lock lives as long as the session (timeout
+      ``lock_timeout``); with no server answering for that long, calls
+      fail and the next one starts a new session. The server must allow
+      the session timeout (``minSessionTimeout``, ``maxSessionTimeout``).
+    * What each tooz backend's client is told, and why:
+      :mod:`murano_cidr.drivers.lock.tooz_clients`.
     * Build the driver after forking: a tooz heartbeat thread does not
       survive ``fork()``.
-    * When the tooz coordinator first starts while Redis is down, tooz and
-      redis-py retry for about a minute before
-      :class:`~murano_cidr.exceptions.LockUnavailable`; later failures
-      are reported within about a second.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock

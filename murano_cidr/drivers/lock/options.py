@@ -47,16 +47,23 @@ lock_opts = [
                "the reservations of an engine that died stay blocked, and "
                "how long a live engine may stall before it loses them. "
                "Passed to the backend as lock_timeout (ZooKeeper: the "
-               "session timeout) unless coordination_url sets its own. "
-               "File locks need none: the kernel frees them at once.")),
+               "session timeout) unless coordination_url sets its own; "
+               "it also bounds each call to the lock service (an etcd "
+               "request, ZooKeeper's reconnection attempts), so that "
+               "allocate fails within about this time while the service "
+               "is down. File locks need none: the kernel frees them at "
+               "once.")),
     cfg.IntOpt(
         "lock_wait_timeout",
         default=60,
         min=1,
         help=_("Seconds the 'lock' driver waits for another engine to "
                "finish picking a CIDR in the same scope before allocate "
-               "fails with a 'lock service unavailable' error (tooz "
-               "backends only; file locks wait for their holder).")),
+               "fails with a 'lock service unavailable' error. ZooKeeper "
+               "and tooz's file backend only: on etcd and Redis engines "
+               "pick without waiting for each other (their reservation "
+               "locks keep them apart), and oslo.concurrency file locks "
+               "wait for their holder.")),
     cfg.IntOpt(
         "reservation_prefixlen",
         default=24,

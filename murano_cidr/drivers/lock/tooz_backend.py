@@ -223,6 +223,9 @@ class ToozLockBackend(backend.LockBackend):
     def scope_lock(self, name):
         deadline = time.monotonic() + self.wait_timeout
         coordinator = self._coordinator_ready()
+        if not self._client.serialises:
+            yield
+            return
         # NOTE: threads of this process queue here, so only one of them
         # at a time polls the lock service for the scope; the wait for the
         # service counts against the same deadline.
@@ -232,8 +235,11 @@ class ToozLockBackend(backend.LockBackend):
         try:
             lock = coordinator.get_lock(name.encode("utf-8"))
             with self.calling("cannot take the lock %s" % name):
-                acquired = lock.acquire(
-                    blocking=max(0.0, deadline - time.monotonic()))
+                try:
+                    acquired = lock.acquire(
+                        blocking=max(0.0, deadline - time.monotonic()))
+                except self._client.lock_timeouts():
+                    acquired = False
             if not acquired:
                 raise self._timed_out(name)
             try:

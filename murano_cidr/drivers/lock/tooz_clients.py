@@ -74,9 +74,12 @@ class Client(object):
 
     :ivar heart: whether tooz's heartbeat thread must run to keep this
         process's locks alive.
+    :ivar serialises: whether engines wait for the scope lock before they
+        pick; True where the service queues its waiters in order.
     """
 
     heart = True
+    serialises = True
 
     def options(self, lock_timeout):
         """Return the tooz options that bound this backend's calls.
@@ -88,6 +91,10 @@ class Client(object):
 
     def errors(self):
         """Return the client exceptions tooz lets through unwrapped."""
+        return ()
+
+    def lock_timeouts(self):
+        """Return the exceptions that mean a wait for a lock timed out."""
         return ()
 
     def closed(self, error):
@@ -112,6 +119,15 @@ class Local(Client):
 
 class ZooKeeper(Client):
     """kazoo.
+
+    Usage considerations: a lock is an ephemeral sequential znode; it lives
+    as long as the session, whose timeout is ``lock_timeout`` (the server
+    must allow it: ``minSessionTimeout`` and ``maxSessionTimeout``, 2 and
+    20 ticks by default). Waiters are queued in order, so picks are
+    serialised by the scope lock. kazoo waits up to ``lock_wait_timeout``
+    for the engine just ahead in the queue, and starts that wait again
+    each time the one ahead leaves: with many engines queued a wait may
+    last longer, but each engine ahead holds the lock only while it picks.
 
     kazoo queues a request made while it is disconnected until it is
     connected again, and by default tries to reconnect forever, so a call
@@ -138,6 +154,10 @@ class ZooKeeper(Client):
         return (kazoo_exceptions.KazooException,
                 kazoo_threading.KazooTimeoutError)
 
+    def lock_timeouts(self):
+        from kazoo import exceptions as kazoo_exceptions
+        return (kazoo_exceptions.LockTimeout,)
+
     def closed(self, error):
         from kazoo import exceptions as kazoo_exceptions
         while error is not None:
@@ -148,7 +168,30 @@ class ZooKeeper(Client):
 
 
 class Etcd3(Client):
-    """etcd3gw: each call is one HTTP request, bounded by ``timeout``."""
+    """etcd3gw: each call is one HTTP request, bounded by ``timeout``.
+
+    Usage considerations:
+
+    * A lock is a key attached to a lease of ``lock_timeout`` seconds,
+      refreshed by tooz's heartbeat; each HTTP request times out after
+      ``lock_timeout`` seconds (tooz's own default is 30 s whatever the
+      lease), so a call fails within about that time when etcd does not
+      answer, at once when it refuses connections.
+    * tooz cannot ask whether an etcd3 lock is still held. ``confirm``
+      learns it from the release, a compare-and-delete on the lock's
+      value: it fails if the lease expired or another engine holds the
+      key, and ``confirm`` then raises ``ReservationLost``, as it does
+      when etcd cannot be reached.
+    * tooz waits for an etcd3 lock by trying it again every second, while
+      the engine that just released it takes it back at once: with six
+      engines allocating in one scope, some waited five seconds for their
+      first CIDR (doc/source/benchmarks.rst). Picks are therefore not
+      serialised on etcd3 (see :mod:`murano_cidr.drivers.lock.backend`).
+    * Each failed attempt at a lock grants a lease that lives
+      ``lock_timeout`` seconds (tooz creates one per attempt).
+    """
+
+    serialises = False
 
     def errors(self):
         # NOTE: tooz translates etcd3gw's errors in lock calls, but not
@@ -163,7 +206,18 @@ class Etcd3(Client):
 
 
 class Redis(Client):
-    """redis-py."""
+    """redis-py.
+
+    Usage considerations:
+
+    * Waiting for a lock polls it every 0.1 s, as on etcd3, with the same
+      unfairness: picks are not serialised on Redis either.
+    * When the coordinator first starts while Redis is down, tooz and
+      redis-py retry for about a minute before ``LockUnavailable``; later
+      failures are reported within about a second (:meth:`started`).
+    """
+
+    serialises = False
 
     def started(self, coordinator):
         # NOTE: tooz already retries a failed Redis command 15 times;

@@ -22,7 +22,9 @@ lock.
 import threading
 
 import fixtures
+from tooz import coordination
 
+from murano_cidr.drivers.lock import backend
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
@@ -133,6 +135,25 @@ class ServiceScenarios(ServerPerClass):
         driver.release("mine-0")
         self.assertIn(driver.allocate("again", scope=self.router), mine)
 
+    def test_a_pick_in_progress_elsewhere(self):
+        # Another engine holds the scope lock, as while it picks.
+        coordinator = coordination.get_coordinator(
+            self.server.url, b"murano-cidr-test-holder")
+        coordinator.start(start_heart=True)
+        self.addCleanup(coordinator.stop)
+        lock = coordinator.get_lock(
+            backend.scope_lock_name(self.router).encode("utf-8"))
+        self.assertTrue(lock.acquire(blocking=False))
+        self.addCleanup(lock.release)
+        driver = self.allocator(lock_wait_timeout=1)
+        if self.serialises:
+            e = self.assertRaises(exceptions.LockUnavailable,
+                                  driver.allocate, "net-1",
+                                  scope=self.router)
+            self.assertIn("lock_wait_timeout", str(e))
+        else:
+            self.assertIsNotNone(driver.allocate("net-1", scope=self.router))
+
     def test_server_killed_mid_run(self):
         settings = self.settings()
         driver = self.allocator()
@@ -174,9 +195,14 @@ class TestZooKeeper(ServiceScenarios, base.TestCase):
     """tooz locks on ZooKeeper (kazoo)."""
 
     server_class = servers.ZooKeeperServer
+    #: ZooKeeper queues the waiters of a lock: engines wait for the scope
+    #: lock while another picks.
+    serialises = True
 
 
 class TestEtcd(ServiceScenarios, base.TestCase):
     """tooz locks on etcd (etcd3gw)."""
 
     server_class = servers.EtcdServer
+    #: tooz polls etcd3 locks: engines do not wait for each other.
+    serialises = False

@@ -25,6 +25,7 @@ import tooz
 from tooz import coordination
 
 from murano_cidr import allocator
+from murano_cidr.drivers.lock import backend
 from murano_cidr.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr.tests import base
@@ -139,7 +140,18 @@ class ToozTestCase(base.TestCase):
         return value
 
 
-class TestZooKeeperBackend(ToozTestCase):
+class _LockNames(object):
+
+    def _lock_names(self):
+        return [c.args[0].decode("utf-8")
+                for c in self.coordinator.get_lock.call_args_list]
+
+
+class TestZooKeeperBackend(ToozTestCase, _LockNames):
+
+    def test_picks_wait_for_the_scope_lock(self):
+        self.driver.allocate("net-1", scope="r")
+        self.assertIn(backend.scope_lock_name("r"), self._lock_names())
 
     def test_the_bounding_options_reach_tooz(self):
         self.assertEqual(
@@ -175,6 +187,13 @@ class TestZooKeeperBackend(ToozTestCase):
                               self.driver.allocate, "net-1", scope="r")
         self.assertIn("lock_wait_timeout", str(e))
 
+    def test_a_kazoo_lock_timeout_names_the_option(self):
+        self.lock.acquire.side_effect = kazoo_exceptions.LockTimeout(
+            "Failed to acquire lock after 3 seconds")
+        e = self.assertRaises(exceptions.LockUnavailable,
+                              self.driver.allocate, "net-1", scope="r")
+        self.assertIn("lock_wait_timeout", str(e))
+
     def test_a_failed_release_is_logged_with_its_reason(self):
         logger = self.useFixture(fixtures.FakeLogger())
         self.lock.release.side_effect = kazoo_exceptions.ConnectionLoss(
@@ -184,7 +203,7 @@ class TestZooKeeperBackend(ToozTestCase):
         self.assertIn("ConnectionLoss: gone", logger.output)
 
 
-class TestEtcdBackend(ToozTestCase):
+class TestEtcdBackend(ToozTestCase, _LockNames):
 
     url = "etcd3+http://127.0.0.1:2379"
 
@@ -192,6 +211,14 @@ class TestEtcdBackend(ToozTestCase):
         super().setUp()
         # tooz's etcd3 locks cannot tell whether they are still held.
         self.lock.is_still_owner.side_effect = tooz.NotImplemented
+
+    def test_picks_do_not_wait_for_each_other(self):
+        self.driver.allocate("net-1", scope="r")
+        names = self._lock_names()
+        self.assertNotIn(backend.scope_lock_name("r"), names)
+        # Only the reservation lock was taken, without waiting.
+        self.assertEqual(1, len(names))
+        self.lock.acquire.assert_called_once_with(blocking=False)
 
     def test_confirm_reports_a_lock_that_was_no_longer_ours(self):
         cidr = self.driver.allocate("net-1", scope="r")
