@@ -41,6 +41,12 @@ CREATE TABLE IF NOT EXISTS router_subnets (
 );
 CREATE INDEX IF NOT EXISTS router_subnets_router
     ON router_subnets (router_id);
+CREATE TABLE IF NOT EXISTS router_attempts (
+    router_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    cidr TEXT NOT NULL,
+    refused INTEGER NOT NULL
+);
 """
 
 #: Seconds a writer waits for another one before giving up.
@@ -157,11 +163,13 @@ class ModelRouter(object):
         :param owner: the network the subnet belongs to.
         :param cidr: the subnet's CIDR string.
         :raises RouterInterfaceConflict: if ``cidr`` overlaps a subnet on
-            the router; nothing is recorded.
+            the router; the router is unchanged, the attempt is kept
+            (:meth:`refusals`).
         :raises murano_cidr.exceptions.InvalidCidr: if ``cidr`` is not a
             CIDR.
         """
         net = taken_mod.parse_cidr(cidr, "cidr")
+        conflict = None
         with self._write() as conn:
             for other_owner, other_cidr in conn.execute(
                     "SELECT owner, cidr FROM router_subnets "
@@ -169,12 +177,50 @@ class ModelRouter(object):
                 other = taken_mod.parse_cidr(other_cidr, "router")
                 if (other.version == net.version and other.first <= net.last
                         and net.first <= other.last):
-                    raise RouterInterfaceConflict(
+                    conflict = RouterInterfaceConflict(
                         cidr=cidr, owner=owner, other_cidr=other_cidr,
                         other_owner=other_owner, router=router_id)
+                    break
+            else:
+                conn.execute(
+                    "INSERT INTO router_subnets (router_id, owner, cidr) "
+                    "VALUES (?, ?, ?)", (router_id, owner, str(net)))
+            # NOTE: every attempt is kept, refused or not, so a test can
+            # count what happened after the subnets are gone.
             conn.execute(
-                "INSERT INTO router_subnets (router_id, owner, cidr) "
-                "VALUES (?, ?, ?)", (router_id, owner, str(net)))
+                "INSERT INTO router_attempts (router_id, owner, cidr, "
+                "refused) VALUES (?, ?, ?, ?)",
+                (router_id, owner, str(net), conflict is not None))
+        if conflict is not None:
+            raise conflict
+
+    def remove_interface(self, owner):
+        """Unplug the subnet of a network, wherever it is; none is fine.
+
+        :param owner: the network the subnet belongs to.
+        """
+        with self._write() as conn:
+            conn.execute("DELETE FROM router_subnets WHERE owner = ?",
+                         (owner,))
+
+    def added(self, router_id):
+        """Return how many subnets were ever plugged into a router.
+
+        :param router_id: the router.
+        """
+        return self._connection().execute(
+            "SELECT COUNT(*) FROM router_attempts WHERE router_id = ? AND "
+            "NOT refused", (router_id,)).fetchone()[0]
+
+    def refusals(self):
+        """Return every refused attempt, oldest first.
+
+        :returns: a list of ``(router_id, owner, cidr)``: the collisions
+            the allocators under test caused.
+        """
+        return [tuple(row) for row in self._connection().execute(
+            "SELECT router_id, owner, cidr FROM router_attempts WHERE "
+            "refused ORDER BY rowid")]
 
     def seed(self, router_id, subnets):
         """Plug subnets that exist before an experiment, without checks.

@@ -14,9 +14,9 @@
 and a Redis that goes away.
 
 Every engine plugs the subnet of each CIDR it is given into a model router
-(:mod:`.model_router`) while it holds the reservation, and the router
-refuses, and records, any overlap. The invariant checked is that it never
-had to.
+(the simulator's :class:`murano_cidr.tools.simulate.router.ModelRouter`)
+while it holds the reservation, and the router refuses, and records, any
+overlap. The invariant checked is that it never had to.
 """
 
 import collections
@@ -32,9 +32,9 @@ import tenacity
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
-from murano_cidr.tests.functional.lock import model_router
 from murano_cidr.tests.functional.lock import redis_server
 from murano_cidr.tests.functional.lock import workers
+from murano_cidr.tools.simulate import router as router_mod
 
 #: 64 candidate /24s: small enough that engines contend for them.
 POOL = {"pool_cidrs": ["10.40.0.0/18"], "subnet_prefixlen": 24}
@@ -73,7 +73,7 @@ class EngineHarness(object):
         self.lock_path = os.path.join(self.state_path, "locks")
         self.router_path = os.path.join(self.state_path, "routers.sqlite")
         self.router = "router-%s" % uuid.uuid4().hex
-        self.routers = model_router.ModelRouter(self.router_path)
+        self.routers = router_mod.ModelRouter.create(self.router_path)
         self.addCleanup(self.routers.close)
         # Every engine records its calls here (history.Recorder).
         self.history_dir = os.path.join(self.state_path, "history")
@@ -139,7 +139,7 @@ class EngineHarness(object):
         self.assertEqual([], [str(v) for v in history.check(
             history.load(self.history_dir), strict=False,
             allowed_errors={"LockUnavailable", "ReservationLost"})])
-        self.assertEqual([], self.routers.collisions())
+        self.assertEqual([], self.routers.refusals())
         self.assertEqual(0, sum(r.get("collisions", 0) for r in reports))
         nets = sorted(netaddr.IPNetwork(c)
                       for c in self.routers.cidrs(self.router))
@@ -154,7 +154,7 @@ class ScenarioTests(EngineHarness):
         engines, results = self.start_engines(8, 100, keep=4)
         reports = self.finish_engines(engines, results, 100)
         self.assertNeverCollided(reports)
-        self.assertEqual(800, self.routers.created(self.router))
+        self.assertEqual(800, self.routers.added(self.router))
 
     def test_engines_cutting_different_subnet_sizes(self):
         # A rolling change of subnet_prefixlen: half the engines cut /24s
@@ -180,7 +180,7 @@ class ScenarioTests(EngineHarness):
         lock = threading.Lock()
 
         def thread(i):
-            routers = model_router.ModelRouter(self.router_path)
+            routers = router_mod.ModelRouter(self.router_path)
             mine = collections.Counter()
             try:
                 barrier.wait()
@@ -322,7 +322,7 @@ class TestRedisOutage(EngineHarness, base.TestCase):
         engines, results = self.start_engines(4, 60, keep=3,
                                               settings=settings)
         self.assertTrue(_until(
-            lambda: self.routers.created(self.router) >= 20))
+            lambda: self.routers.added(self.router) >= 20))
         held = driver.allocate("p-held", scope=self.router)
 
         self.server.stop()

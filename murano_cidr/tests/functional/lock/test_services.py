@@ -116,7 +116,7 @@ class ServiceScenarios(ServerPerClass):
         engines, results = self.start_engines(4, 25, keep=3)
         reports = self.finish_engines(engines, results, 25)
         self.assertNeverCollided(reports)
-        self.assertEqual(100, self.routers.created(self.router))
+        self.assertEqual(100, self.routers.added(self.router))
 
     def test_exhaustion_across_processes(self):
         settings = self.settings(pool=harness.SMALL_POOL)
@@ -160,7 +160,7 @@ class ServiceScenarios(ServerPerClass):
         engines, results = self.start_engines(4, 40, keep=3,
                                               settings=settings)
         self.assertTrue(harness._until(
-            lambda: self.routers.created(self.router) >= 20))
+            lambda: self.routers.added(self.router) >= 20))
         held = driver.allocate("p-held", scope=self.router)
         other = self.allocator()
         other.allocate("p-other", scope=self.router)

@@ -27,7 +27,7 @@ from oslo_config import cfg
 from murano_cidr import allocator
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
-from murano_cidr.tests.functional.lock import model_router
+from murano_cidr.tools.simulate import router as router_mod
 
 #: How long a worker keeps trying while the lock service is down.
 OUTAGE_DEADLINE = 120
@@ -83,7 +83,7 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
         failed = outcome()
         if failed is not None:
             raise EngineError(str(failed))
-        routers.remove(owner)
+        routers.remove_interface(owner)
 
     alive = collections.deque()
     deadline = time.monotonic() + OUTAGE_DEADLINE
@@ -103,8 +103,8 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
             time.sleep(0.05)
             continue
         try:
-            routers.add(router, cidr, owner)
-        except model_router.Overlap:
+            routers.add_interface(router, owner, cidr)
+        except router_mod.RouterInterfaceConflict:
             counters["collisions"] += 1
             release(owner)
             continue
@@ -132,7 +132,7 @@ def engine(settings, lock_path, router_path, router, prefix, count, keep,
         ``<prefix>.jsonl``; in memory only if None.
     """
     driver = build_allocator(settings, lock_path)
-    routers = model_router.ModelRouter(router_path)
+    routers = router_mod.ModelRouter(router_path)
     recorder = history.Recorder(
         None if history_dir is None
         else os.path.join(history_dir, "%s.jsonl" % prefix), prefix)

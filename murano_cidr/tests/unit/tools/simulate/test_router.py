@@ -66,6 +66,21 @@ class TestModelRouter(base.TestCase):
         self.assertIn("net-a", str(e))
         self.assertEqual(["10.0.0.0/24"], self.router.cidrs("r1"))
 
+    def test_attempts_are_counted_after_the_subnets_are_gone(self):
+        self.router.add_interface("r1", "net-a", "10.0.0.0/24")
+        self.assertRaises(router_mod.RouterInterfaceConflict,
+                          self.router.add_interface, "r1", "net-b",
+                          "10.0.0.128/25")
+        self.router.remove_interface("net-a")
+        self.router.remove_interface("nobody")
+        self.router.add_interface("r1", "net-c", "10.0.0.0/24")
+        self.router.add_interface("r2", "net-d", "10.0.0.0/24")
+        self.assertEqual(["10.0.0.0/24"], self.router.cidrs("r1"))
+        self.assertEqual((2, 1), (self.router.added("r1"),
+                                  self.router.added("r2")))
+        self.assertEqual([("r1", "net-b", "10.0.0.128/25")],
+                         self.router.refusals())
+
     def test_containment_both_ways_is_refused(self):
         self.router.add_interface("r1", "net-a", "10.0.0.0/23")
         self.assertRaises(router_mod.RouterInterfaceConflict,
