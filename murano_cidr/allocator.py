@@ -130,8 +130,9 @@ def get_allocator(conf=None, require=(), action=None):
     :raises murano_cidr.exceptions.DriverNotFound: if no driver of that name
         is installed; the message lists those that are.
     :raises murano_cidr.exceptions.DriverLoadFailed: (a DriverNotFound) if
-        it is installed but a module it imports is missing; the message
-        names the module and the extras that install it.
+        it is installed but a module it imports, when it is loaded or
+        built, is missing; the message names the module and the extras
+        that install it (the driver's ``extras``).
     :raises murano_cidr.exceptions.CapabilityMissing: if the driver lacks a
         required capability; nothing is built.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
@@ -140,7 +141,13 @@ def get_allocator(conf=None, require=(), action=None):
         conf = cfg.CONF
     cls = driver_class(conf)
     cls.require(require, action=action)
-    driver = cls(conf)
+    try:
+        driver = cls(conf)
+    except ImportError as e:
+        # A client library the driver imports only when it is built.
+        raise exceptions.DriverLoadFailed(
+            name=cls.name, module=e.name or "?", reason=e,
+            extras=cls.extras) from e
     LOG.debug("Loaded CIDR allocator driver %s", cls.name)
     return driver
 

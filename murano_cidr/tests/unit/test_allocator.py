@@ -65,6 +65,21 @@ class TestGetAllocator(base.TestCase):
         self.assertIn("install it, or reinstall murano-cidr", text)
         self.assertNotIn("[", text)
 
+    def test_missing_module_when_built_names_the_driver_extras(self):
+        class NeedsAClient(random_driver.RandomDriver):
+            extras = ("redis",)
+
+            def __init__(self, conf):
+                raise ModuleNotFoundError("No module named 'redis'",
+                                          name="redis")
+
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.driver_class", return_value=NeedsAClient))
+        e = self.assertRaises(exceptions.DriverLoadFailed,
+                              allocator.get_allocator, self.conf)
+        self.assertIn("module redis is missing", str(e))
+        self.assertIn("'pip install murano-cidr[redis]'", str(e))
+
     def test_installed_drivers(self):
         names = allocator.installed_drivers()
         self.assertIn("random", names)
