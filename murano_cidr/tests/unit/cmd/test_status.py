@@ -125,7 +125,8 @@ class TestChecks(base.TestCase):
         self.config(driver="db")
         self.config_fixture.config(
             group="cidr_allocator_database",
-            connection="postgresql+psycopg2://u:secret@127.0.0.1:1/x")
+            connection="postgresql+psycopg2://u:secret@127.0.0.1:1/x",
+            max_retries=0)
         result = self.checks.run("Database")
         self.assertResult(FAILURE, "u:***@127.0.0.1:1/x", result)
         self.assertNotIn("secret", result.details)
