@@ -22,7 +22,6 @@ which retry lost races, deadlocks and dropped connections with
 """
 
 import contextlib
-import os
 import threading
 import warnings
 
@@ -35,15 +34,12 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers import db as db_package
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr import messages
-from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
-
-#: The file of the embedded default database, under ``state_path``.
-SQLITE_FILE = "murano-cidr.sqlite"
 
 #: The first pause between two attempts, in seconds; it doubles (with
 #: jitter) up to :data:`MAX_RETRY_INTERVAL`.
@@ -56,87 +52,14 @@ class _Context(object):
     """A context object for one operation (enginefacade needs one)."""
 
 
-def connection_url(conf):
-    """Return the configured database URL, or the embedded default.
-
-    The default is an SQLite file under ``[cidr_allocator] state_path``;
-    that directory is created (mode 0700) if it does not exist.
-
-    :param conf: a configuration with the options registered.
-    :returns: the URL, as a string.
-    :raises murano_cidr.exceptions.InvalidConfig: if the state directory
-        cannot be created.
-    """
-    db_options.register_opts(conf)
-    url = conf[db_options.GROUP].connection
-    if url:
-        return url
-    path = opts.state_path(conf)
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    except OSError as e:
-        raise exceptions.InvalidConfig(
-            option="state_path",
-            reason="cannot create %s for the embedded database: %s"
-            % (path, e.strerror or e))
-    return "sqlite:///" + os.path.join(path, SQLITE_FILE)
-
-
 # NOTE: the one implementation of each is murano_cidr.messages'.
 safe_url = messages.safe_url
 one_line = messages.one_line
 
-
-def serves_one_host(url):
-    """Tell whether a database URL names SQLite, a file of one host.
-
-    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
-    :returns: True for SQLite (a file or memory); False otherwise, also for
-        a URL that cannot be parsed (its own error is reported elsewhere).
-    """
-    try:
-        return sa.engine.make_url(url).get_backend_name() == "sqlite"
-    except (sa_exc.ArgumentError, ValueError, TypeError, AttributeError):
-        return False
-
-
-def _sqlite_wal(engine):
-    """Let SQLite readers and the writer proceed side by side (WAL)."""
-    if engine.dialect.name != "sqlite":
-        return
-    database = engine.url.database
-    if not database or database == ":memory:":
-        return
-
-    def on_connect(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-        finally:
-            cursor.close()
-
-    sa.event.listen(engine, "connect", on_connect)
-
-
-def _read_committed(engine):
-    """Make MySQL sessions read committed data, as PostgreSQL's do.
-
-    An allocation reads a scope's rows after it holds the scope's lock;
-    under MySQL's default REPEATABLE READ those reads could come from a
-    snapshot older than the lock.
-    """
-    if engine.dialect.name != "mysql":
-        return
-
-    def on_connect(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL "
-                           "READ COMMITTED")
-        finally:
-            cursor.close()
-
-    sa.event.listen(engine, "connect", on_connect)
+# NOTE: kept here for earlier callers; defined in connection.
+SQLITE_FILE = connection.SQLITE_FILE
+connection_url = connection.connection_url
+serves_one_host = connection.serves_one_host
 
 
 def _is_sqlite_busy(error):
@@ -230,8 +153,8 @@ class Database(object):
             # they warn and ignore them, which is what we want.
             warnings.simplefilter("ignore", db_warning.NotSupportedWarning)
             self._manager.configure(**settings)
-        self._manager.append_on_engine_create(_sqlite_wal)
-        self._manager.append_on_engine_create(_read_committed)
+        self._manager.append_on_engine_create(connection.sqlite_wal)
+        self._manager.append_on_engine_create(connection.read_committed)
         self._retry = oslo_db_api.wrap_db_retry(
             max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,

@@ -52,6 +52,7 @@ from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import importing as db_importing
 from murano_cidr.drivers.db import manage as db_manage
 from murano_cidr.drivers.db import migration
@@ -172,7 +173,7 @@ class DbDriver(base.AllocatorDriver):
     @property
     def single_host_store(self):
         """The SQLite database, which serves one host; None otherwise."""
-        if api.serves_one_host(self.database.url):
+        if connection.serves_one_host(self.database.url):
             return "the SQLite database %s" % self.database.safe_url
         return None
 

@@ -22,13 +22,13 @@ The database is ``[cidr_allocator_database] connection`` (unset: the SQLite
 file under ``[cidr_allocator] state_path``).
 """
 
-from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
 from murano_cidr import messages
 
 
 def _describe(conf, revision):
-    url = messages.safe_url(api.connection_url(conf))
+    url = messages.safe_url(connection.connection_url(conf))
     if revision is None:
         return "%s has no murano-cidr tables" % url
     head = migration.head_revision()

@@ -14,7 +14,7 @@
 
 from oslo_upgradecheck import upgradecheck
 
-from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -35,7 +35,7 @@ def check_database(conf):
     :returns: an :class:`oslo_upgradecheck.upgradecheck.Result`.
     """
     try:
-        url = messages.safe_url(api.connection_url(conf))
+        url = messages.safe_url(connection.connection_url(conf))
         current = migration.current_revision(conf)
     except (exceptions.BackendUnavailable, exceptions.InvalidConfig) as e:
         return upgradecheck.Result(FAILURE, "%s." % messages.clause(e))

@@ -1,0 +1,113 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Where the allocation database is, and how its sessions behave.
+
+The URL comes from ``[cidr_allocator_database] connection``, or is the
+embedded SQLite file under ``state_path``; each new engine gets the
+session settings the driver's queries rely on.
+"""
+
+import os
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from murano_cidr.drivers.db import options as db_options
+from murano_cidr import exceptions
+from murano_cidr import opts
+
+#: The file of the embedded default database, under ``state_path``.
+SQLITE_FILE = "murano-cidr.sqlite"
+
+
+def connection_url(conf):
+    """Return the configured database URL, or the embedded default.
+
+    The default is an SQLite file under ``[cidr_allocator] state_path``;
+    that directory is created (mode 0700) if it does not exist.
+
+    :param conf: a configuration with the options registered.
+    :returns: the URL, as a string.
+    :raises murano_cidr.exceptions.InvalidConfig: if the state directory
+        cannot be created.
+    """
+    db_options.register_opts(conf)
+    url = conf[db_options.GROUP].connection
+    if url:
+        return url
+    path = opts.state_path(conf)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        raise exceptions.InvalidConfig(
+            option="state_path",
+            reason="cannot create %s for the embedded database: %s"
+            % (path, e.strerror or e))
+    return "sqlite:///" + os.path.join(path, SQLITE_FILE)
+
+
+def serves_one_host(url):
+    """Tell whether a database URL names SQLite, a file of one host.
+
+    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
+    :returns: True for SQLite (a file or memory); False otherwise, also for
+        a URL that cannot be parsed (its own error is reported elsewhere).
+    """
+    try:
+        return sa.engine.make_url(url).get_backend_name() == "sqlite"
+    except (sa_exc.ArgumentError, ValueError, TypeError, AttributeError):
+        return False
+
+
+def sqlite_wal(engine):
+    """Let SQLite readers and the writer proceed side by side (WAL).
+
+    :param engine: a new SQLAlchemy engine (enginefacade's hook).
+    """
+    if engine.dialect.name != "sqlite":
+        return
+    database = engine.url.database
+    if not database or database == ":memory:":
+        return
+
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        finally:
+            cursor.close()
+
+    sa.event.listen(engine, "connect", on_connect)
+
+
+def read_committed(engine):
+    """Make MySQL sessions read committed data, as PostgreSQL's do.
+
+    An allocation reads a scope's rows after it holds the scope's lock;
+    under MySQL's default REPEATABLE READ those reads could come from a
+    snapshot older than the lock.
+
+    :param engine: a new SQLAlchemy engine (enginefacade's hook).
+    """
+    if engine.dialect.name != "mysql":
+        return
+
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL "
+                           "READ COMMITTED")
+        finally:
+            cursor.close()
+
+    sa.event.listen(engine, "connect", on_connect)
