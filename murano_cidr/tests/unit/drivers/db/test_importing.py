@@ -1,0 +1,89 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The db driver's import_allocations (drivers/db/importing.py)."""
+
+import datetime
+
+from murano_cidr import allocation
+from murano_cidr import exceptions
+from murano_cidr.tests.unit.drivers.db import base
+
+
+def _alloc(owner, cidr, scope="r", ip_version=4, **kwargs):
+    return allocation.Allocation(owner=owner, cidr=cidr, scope=scope,
+                                 ip_version=ip_version, **kwargs)
+
+
+class TestImport(base.DbTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver()
+
+    def snapshot(self):
+        return sorted((a.owner, a.cidr, a.scope) for a in self.driver.list())
+
+    def test_import_records_and_blocks(self):
+        created = datetime.datetime(2020, 1, 2, 3, 4, 5,
+                                    tzinfo=datetime.timezone.utc)
+        new = self.driver.import_allocations([
+            _alloc("a", "10.20.0.0/24", created_at=created),
+            _alloc("b", "10.20.1.7/24", confirmed=False)])
+        self.assertEqual([("a", "10.20.0.0/24", True, created),
+                          ("b", "10.20.1.0/24", False, new[1].created_at)],
+                         [(a.owner, a.cidr, a.confirmed, a.created_at)
+                          for a in new])
+        self.assertEqual(created, self.driver.get("a").created_at)
+        self.assertEqual({"10.20.2.0/24", "10.20.3.0/24"},
+                         {self.driver.allocate("n-%d" % i, scope="r")
+                          for i in range(2)})
+
+    def test_import_is_idempotent(self):
+        batch = [_alloc("a", "10.20.0.0/24"), _alloc("b", "10.20.1.0/24")]
+        self.assertEqual(2, len(self.driver.import_allocations(batch)))
+        self.assertEqual([], self.driver.import_allocations(batch))
+        self.assertEqual([], self.driver.import_allocations(batch[:1] * 2))
+        self.assertEqual(2, len(self.driver.list()))
+
+    def test_conflicts_write_nothing(self):
+        self.driver.import_allocations([_alloc("a", "10.20.0.0/24")])
+        before = self.snapshot()
+        cases = [
+            (exceptions.OwnerConflict,
+             [_alloc("z", "10.20.3.0/24"), _alloc("a", "10.20.2.0/24")]),
+            (exceptions.OwnerConflict,
+             [_alloc("y", "10.20.2.0/24"), _alloc("y", "10.20.3.0/24")]),
+            (exceptions.AllocationConflict,
+             [_alloc("z", "10.20.3.0/24"), _alloc("x", "10.20.0.128/25")]),
+            (exceptions.AllocationConflict,
+             [_alloc("z", "10.20.2.0/23"), _alloc("x", "10.20.3.0/24")]),
+            (exceptions.AllocationConflict,
+             [_alloc("z", "10.20.0.0/16")]),
+            (exceptions.InvalidArgument,
+             [_alloc("z", "10.20.3.0/24"), _alloc("", "10.20.2.0/24")]),
+            (exceptions.InvalidArgument,
+             [_alloc("z", "10.20.3.0/24"), _alloc("x", "fd00::/64")]),
+            (exceptions.InvalidArgument,
+             [_alloc("z", "10.20.3.0/24"), _alloc("x", "nope")]),
+            (exceptions.InvalidArgument, [object()]),
+        ]
+        for error, batch in cases:
+            self.assertRaises(error, self.driver.import_allocations, batch)
+            self.assertEqual(before, self.snapshot())
+
+    def test_other_scopes_and_no_scope_do_not_conflict(self):
+        new = self.driver.import_allocations([
+            _alloc("a", "10.20.0.0/24"), _alloc("b", "10.20.0.0/24", "r2"),
+            _alloc("c", "10.20.0.0/24", None), _alloc("d", "10.20.0.0/16",
+                                                      None)])
+        self.assertEqual(4, len(new))
