@@ -15,7 +15,6 @@
 import logging
 
 import fixtures
-from oslo_config import cfg
 
 from murano_cidr.drivers import base as driver_base
 from murano_cidr import exceptions
@@ -371,41 +370,3 @@ class TestGetAvailableCidr(base.TestCase):
         e = self.assertRaises(exceptions.DriverNotFound,
                               murano.NetworkCidrAllocator, self.conf)
         self.assertIn("random", str(e))
-
-
-class TestSharedAllocator(base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        murano.reset_shared_allocator()
-        self.addCleanup(murano.reset_shared_allocator)
-        self.config(pool_cidrs=["10.20.0.0/23"], subnet_prefixlen=24,
-                    driver="legacy")
-
-    def test_built_once_per_process(self):
-        first = murano.shared_allocator(self.conf)
-        self.assertIs(first, murano.shared_allocator())
-        self.assertEqual("legacy", first.driver.name)
-        murano.reset_shared_allocator()
-        self.config(driver="random")
-        self.assertEqual("random",
-                         murano.shared_allocator(self.conf).driver.name)
-
-    def test_module_functions_use_it(self):
-        murano.shared_allocator(self.conf)
-        client = FakeNeutron(ports=[port(ROUTER, "a")],
-                             subnets=[subnet("a", "10.20.0.0/24")])
-        self.assertEqual("10.20.1.0/24",
-                         murano.get_available_cidr(client, ROUTER, "net-1"))
-        murano.confirm_cidr("net-1")
-        self.assertFalse(murano.release_cidr("net-1"))
-
-    def test_register_opts_lets_a_test_override_the_driver(self):
-        conf = cfg.ConfigOpts()
-        self.assertRaises(cfg.NoSuchGroupError, conf.set_override, "driver",
-                          "legacy", group="cidr_allocator")
-        murano.register_opts(conf)
-        murano.register_opts(conf)
-        conf.set_override("driver", "legacy", group="cidr_allocator")
-        self.assertEqual("legacy",
-                         murano.NetworkCidrAllocator(conf).driver.name)
