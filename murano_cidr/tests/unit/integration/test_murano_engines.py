@@ -43,12 +43,16 @@ def _prepare_db(test):
 
 
 _FAMILIES = [(f.name, {"family": f}) for f in murano_engines.FAMILIES]
-_DRIVERS = [
+_STATELESS_DRIVERS = [
     ("legacy", {"driver_name": "legacy", "prepare": None}),
     ("random", {"driver_name": "random", "prepare": None}),
+]
+#: The drivers that remember what they allocated.
+_STATEFUL_DRIVERS = [
     ("lock", {"driver_name": "lock", "prepare": None}),
     ("db", {"driver_name": "db", "prepare": _prepare_db}),
 ]
+_DRIVERS = _STATELESS_DRIVERS + _STATEFUL_DRIVERS
 
 
 class EngineTestCase(base.TestCase):
@@ -91,10 +95,6 @@ class EngineTestCase(base.TestCase):
     @property
     def driver(self):
         return self.allocator.driver
-
-    def stateful_only(self):
-        if not self.driver.keeps_state:
-            self.skipTest("%s keeps no state" % self.driver_name)
 
 
 class TestEngineFamilies(EngineTestCase):
@@ -150,25 +150,6 @@ class TestEngineFamilies(EngineTestCase):
         self.assertIn(("list_ports", {"device_id": ROUTER_ID}),
                       client.calls)
 
-    def test_int_ids_are_kept_as_strings(self):
-        self.stateful_only()
-        engine = self.make_engine()
-        cidr = engine.get_available_cidr(ROUTER_ID, NET_ID)
-        self.assertEqual(cidr, engine.get_available_cidr("12", "144"))
-        engine.confirm_cidr(NET_ID)
-        held = self.driver.get("144")
-        self.assertEqual(("144", "12", cidr, True),
-                         (held.owner, held.scope, held.cidr, held.confirmed))
-
-    def test_release_frees_the_int_owner(self):
-        self.stateful_only()
-        engine = self.make_engine()
-        engine.get_available_cidr(ROUTER_ID, NET_ID)
-        engine.confirm_cidr(NET_ID)
-        self.assertTrue(engine.release_cidr(NET_ID))
-        self.assertFalse(engine.release_cidr("144"))
-        self.assertIsNone(self.driver.get("144"))
-
     def test_release_of_nothing_is_not_an_error(self):
         self.assertFalse(self.make_engine().release_cidr(NET_ID + 1))
 
@@ -181,3 +162,31 @@ class TestEngineFamilies(EngineTestCase):
         cidr = engine.get_available_cidr(ROUTER_ID, NET_ID + 6, 6)
         self.assertIn(netaddr.IPNetwork(cidr),
                       netaddr.IPNetwork("fd00:10::/56"))
+
+
+class TestStatefulEngineFamilies(EngineTestCase):
+    """What only a driver that remembers its allocations can show."""
+
+    scenarios = testscenarios.multiply_scenarios(_FAMILIES,
+                                                 _STATEFUL_DRIVERS)
+
+    def setUp(self):
+        super().setUp()
+        self.assertTrue(self.driver.keeps_state)
+
+    def test_int_ids_are_kept_as_strings(self):
+        engine = self.make_engine()
+        cidr = engine.get_available_cidr(ROUTER_ID, NET_ID)
+        self.assertEqual(cidr, engine.get_available_cidr("12", "144"))
+        engine.confirm_cidr(NET_ID)
+        held = self.driver.get("144")
+        self.assertEqual(("144", "12", cidr, True),
+                         (held.owner, held.scope, held.cidr, held.confirmed))
+
+    def test_release_frees_the_int_owner(self):
+        engine = self.make_engine()
+        engine.get_available_cidr(ROUTER_ID, NET_ID)
+        engine.confirm_cidr(NET_ID)
+        self.assertTrue(engine.release_cidr(NET_ID))
+        self.assertFalse(engine.release_cidr("144"))
+        self.assertIsNone(self.driver.get("144"))
