@@ -74,24 +74,14 @@ def router_cidrs(client, router_id):
     """
     if not router_id:
         return []
-    ports = _call_neutron(client.list_ports, router_id,
-                          device_id=router_id)
-    try:
-        subnet_ids = {fixed_ip["subnet_id"]
-                      for port in ports["ports"]
-                      for fixed_ip in port["fixed_ips"]}
-        if not subnet_ids:
-            # NOTE: a router without interfaces has nothing taken; listing
-            # every subnet of the project would only cost time.
-            return []
-        subnets = _call_neutron(client.list_subnets, router_id)
-        return [subnet["cidr"] for subnet in subnets["subnets"]
-                if subnet["id"] in subnet_ids]
-    except (KeyError, TypeError) as e:
-        raise exceptions.BackendUnavailable(
-            backend="Neutron",
-            reason="unexpected answer while reading the subnets of router "
-            "%s (missing or malformed %s)" % (router_id, e))
+    subnet_ids = _router_subnet_ids(client, router_id)
+    if not subnet_ids:
+        # NOTE: a router without interfaces has nothing taken; listing
+        # every subnet of the project would only cost time.
+        return []
+    return [cidr for subnet_id, cidr in
+            _subnet_cidrs(client, router_id).items()
+            if subnet_id in subnet_ids]
 
 
 def router_listing(client, router_ids):
@@ -110,23 +100,10 @@ def router_listing(client, router_ids):
     """
     listing = reconciling.RouterListing()
     for router_id in sorted(set(router_ids)):
-        ports = _call_neutron(client.list_ports, router_id,
-                              device_id=router_id)
-        try:
-            subnet_ids = {fixed_ip["subnet_id"]
-                          for port in ports["ports"]
-                          for fixed_ip in port["fixed_ips"]}
-            seen = {}
-            if subnet_ids:
-                subnets = _call_neutron(client.list_subnets, router_id,
-                                        id=sorted(subnet_ids))
-                seen = {subnet["id"]: subnet["cidr"]
-                        for subnet in subnets["subnets"]}
-        except (KeyError, TypeError) as e:
-            raise exceptions.BackendUnavailable(
-                backend="Neutron",
-                reason="unexpected answer while reading the subnets of "
-                "router %s (missing or malformed %s)" % (router_id, e))
+        subnet_ids = _router_subnet_ids(client, router_id)
+        seen = {}
+        if subnet_ids:
+            seen = _subnet_cidrs(client, router_id, id=sorted(subnet_ids))
         listing.add(router_id,
                     [seen[s] for s in sorted(subnet_ids) if s in seen],
                     missing=subnet_ids - set(seen))
@@ -144,6 +121,34 @@ def register_opts(conf=None):
         :data:`oslo_config.cfg.CONF` if None.
     """
     opts.register_opts(cfg.CONF if conf is None else conf)
+
+
+def _malformed(router_id, error):
+    return exceptions.BackendUnavailable(
+        backend="Neutron",
+        reason="unexpected answer while reading the subnets of router %s "
+        "(missing or malformed %s)" % (router_id, error))
+
+
+def _router_subnet_ids(client, router_id):
+    """Return the ids of the subnets on the ports of a router."""
+    ports = _call_neutron(client.list_ports, router_id, device_id=router_id)
+    try:
+        return {fixed_ip["subnet_id"]
+                for port in ports["ports"]
+                for fixed_ip in port["fixed_ips"]}
+    except (KeyError, TypeError) as e:
+        raise _malformed(router_id, e)
+
+
+def _subnet_cidrs(client, router_id, **filters):
+    """Return ``{subnet id: cidr}`` of the subnets the client lists."""
+    subnets = _call_neutron(client.list_subnets, router_id, **filters)
+    try:
+        return {subnet["id"]: subnet["cidr"]
+                for subnet in subnets["subnets"]}
+    except (KeyError, TypeError) as e:
+        raise _malformed(router_id, e)
 
 
 def _call_neutron(method, router_id, **kwargs):
