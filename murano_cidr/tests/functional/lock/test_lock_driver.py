@@ -86,6 +86,17 @@ class EngineHarness(object):
         result.update(extra)
         return result
 
+    def allocates(self, driver, owner):
+        """Tell whether ``owner`` gets a CIDR in the test's router now.
+
+        :returns: False if the lock service is unavailable.
+        """
+        try:
+            driver.allocate(owner, scope=self.router)
+        except exceptions.LockUnavailable:
+            return False
+        return True
+
     def allocator(self, **settings):
         driver = workers.build_allocator(self.settings(**settings),
                                          self.lock_path)
@@ -299,13 +310,6 @@ class TestRedisOutage(EngineHarness, base.TestCase):
                              "the redis-server binary")
         self.useFixture(self.server)
 
-    def _allocates(self, driver, owner):
-        try:
-            driver.allocate(owner, scope=self.router)
-        except exceptions.LockUnavailable:
-            return False
-        return True
-
     def test_redis_stopped_mid_run(self):
         # Locks outlive the outage: the server keeps them in its
         # append-only file, and the outage lasts about a second, far less
@@ -335,7 +339,7 @@ class TestRedisOutage(EngineHarness, base.TestCase):
         self.assertIn(held, str(e))
 
         self.server.start()
-        self.assertTrue(_until(lambda: self._allocates(driver, "p-3")),
+        self.assertTrue(_until(lambda: self.allocates(driver, "p-3")),
                         "allocations did not resume after the restart")
         reports = self.finish_engines(engines, results, 60)
         self.assertNeverCollided(reports)

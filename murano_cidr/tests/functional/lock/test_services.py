@@ -105,13 +105,6 @@ class ServiceScenarios(ServerPerClass):
                 if op.status == history.FAIL
                 and "LockUnavailable" in op.errors}
 
-    def _allocates(self, driver, owner):
-        try:
-            driver.allocate(owner, scope=self.router)
-        except exceptions.LockUnavailable:
-            return False
-        return True
-
     def test_processes_share_one_scope(self):
         engines, results = self.start_engines(4, 25, keep=3)
         reports = self.finish_engines(engines, results, 25)
@@ -185,7 +178,7 @@ class ServiceScenarios(ServerPerClass):
 
         self.server.start()
         self.assertTrue(harness._until(
-            lambda: self._allocates(driver, "p-back")),
+            lambda: self.allocates(driver, "p-back")),
             "allocations did not resume after the restart")
         reports = self.finish_engines(engines, results, 40)
         self.assertNeverCollided(reports)
