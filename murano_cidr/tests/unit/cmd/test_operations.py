@@ -55,6 +55,15 @@ class CommandTestCase(base.TestCase):
             side_effect=lambda conf, require=(), action=None: (
                 self.driver.require(require, action) or self.driver)))
 
+    def use_stateless_driver(self):
+        """Load the real random driver instead of the stateful fake."""
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.get_allocator",
+            side_effect=_REAL_GET_ALLOCATOR))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.driver_class",
+            return_value=random_driver.RandomDriver))
+
     def write(self, name, content):
         path = os.path.join(self.state_path, name)
         with open(path, "w") as f:
@@ -183,12 +192,7 @@ class TestImport(CommandTestCase):
         self.assertIn("is not valid JSON", err)
 
     def test_stateless_driver_is_refused(self):
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.get_allocator",
-            side_effect=_REAL_GET_ALLOCATOR))
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.driver_class",
-            return_value=random_driver.RandomDriver))
+        self.use_stateless_driver()
         code, _, err = self.run_cli("import", self.write("a.csv", self.GOOD))
         self.assertEqual(1, code)
         self.assertIn("driver to one that does (db) first", err)
@@ -353,12 +357,7 @@ class TestReconcile(CommandTestCase):
         self.assertIn("released 2", out)
 
     def test_a_stateless_driver_is_refused(self):
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.get_allocator",
-            side_effect=_REAL_GET_ALLOCATOR))
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.driver_class",
-            return_value=random_driver.RandomDriver))
+        self.use_stateless_driver()
         code, out, err = self.run_cli("reconcile", *self.listings({}))
         self.assertEqual((1, ""), (code, out))
         self.assertIn("cannot reconcile allocations", err)
