@@ -1,0 +1,157 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The network-namespace test hosts and their faults do what they say."""
+
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import fixtures
+import testtools
+
+from murano_cidr.tests import base
+from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import slowlink
+
+PORT = 7777
+
+# An echo server: answers each line with the same line.
+ECHO = """
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb", buffering=0)
+    for line in f:
+        f.write(line)
+    c.close()
+"""
+
+
+def echo(address, port, timeout=2):
+    """Send a line to the echo server and return its answer."""
+    with socket.create_connection((address, port), timeout=timeout) as s:
+        s.sendall(b"ping\n")
+        return s.makefile("rb").readline()
+
+
+def _client_echo(name, address, port, results):
+    netns.enter(name)
+    try:
+        results.put(echo(address, port))
+    except socket.timeout:
+        results.put("timeout")
+    except OSError as e:
+        results.put(type(e).__name__)
+
+
+class NetnsTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        netns.require(self)
+        self.host = self.useFixture(netns.ServerHost())
+        self.host.popen([sys.executable, "-c", ECHO, self.host.address,
+                         str(PORT)])
+        self.answer()
+
+    def answer(self):
+        for _ in range(100):
+            try:
+                return echo(self.host.address, PORT)
+            except OSError:
+                time.sleep(0.1)
+        self.fail("the echo server in %s did not answer" % self.host.name)
+
+    def in_client(self, client):
+        context = multiprocessing.get_context("spawn")
+        results = context.Queue()
+        process = context.Process(target=_client_echo, args=(
+            client.name, self.host.address, PORT, results))
+        process.start()
+        self.addCleanup(process.join, 10)
+        return results.get(timeout=30)
+
+    def test_blackhole_then_heal(self):
+        self.assertEqual(b"ping\n", echo(self.host.address, PORT))
+        self.host.blackhole()
+        self.assertRaises(socket.timeout, echo, self.host.address, PORT, 1)
+        self.host.heal()
+        self.assertEqual(b"ping\n", echo(self.host.address, PORT))
+
+    def test_one_client_partitioned(self):
+        cut, other = self.host.add_client(), self.host.add_client()
+        self.assertEqual(b"ping\n", self.in_client(cut))
+        self.host.partition(cut)
+        self.assertEqual("timeout", self.in_client(cut))
+        self.assertEqual(b"ping\n", self.in_client(other))
+        self.assertEqual(b"ping\n", echo(self.host.address, PORT))
+        self.host.heal()
+        self.assertEqual(b"ping\n", self.in_client(cut))
+
+    def test_slow_link_delays_answers(self):
+        proxy = self.useFixture(slowlink.DelayProxy(self.host.address,
+                                                    PORT, 3))
+        self.assertRaises(socket.timeout, echo, "127.0.0.1", proxy.port, 1)
+        proxy.delay = 0
+        self.assertEqual(b"ping\n", echo("127.0.0.1", proxy.port))
+
+    def test_loss_rules_in_the_servers_namespace_only(self):
+        self.host.loss(0.3)
+        rules = self.host.run("iptables", "-S")
+        self.assertEqual(2, rules.count("--probability"))
+        self.host.heal()
+        self.assertNotIn("DROP", self.host.run("iptables", "-S"))
+
+
+class CleanupTest(base.TestCase):
+
+    def test_a_failed_test_leaves_no_namespace_and_no_server(self):
+        netns.require(self)
+        made = []
+
+        class Failing(base.TestCase):
+            def test(self):
+                host = self.useFixture(netns.ServerHost())
+                client = host.add_client()
+                made.append((host, client, host.popen(["sleep", "600"])))
+                self.fail("failing on purpose")
+
+        result = testtools.TestResult()
+        Failing("test").run(result)
+        self.assertEqual(1, len(result.failures))
+        host, client, server = made[0]
+        self.assertIsNotNone(server.poll())
+        names = subprocess.run(["ip", "netns", "list"],
+                               stdout=subprocess.PIPE,
+                               universal_newlines=True).stdout
+        self.assertNotIn(host.name, names)
+        self.assertNotIn(client.name, names)
+        self.assertFalse(os.path.exists("/run/netns/" + host.name))
+
+
+class RequireTest(base.TestCase):
+
+    def test_missing_tools_skip_or_fail_in_ci(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.tests.functional.netns.missing", lambda: "root"))
+        self.useFixture(fixtures.EnvironmentVariable(
+            "MURANO_CIDR_REQUIRE_SERVICES", "1"))
+        e = self.assertRaises(self.failureException, netns.require, self)
+        self.assertIn("network namespaces (root)", str(e))
