@@ -254,24 +254,32 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     def reserve(self, owner, scope=None, taken=(), ip_version=4):
         """Allocate, let the caller create the subnet, then confirm.
 
-        If the body raises, the allocation is released and the error
-        re-raised::
+        If the body raises, the allocation this ``reserve`` made is
+        released and the error re-raised::
 
             with allocator.reserve(net_id, scope=router_id,
                                    taken=read_router) as cidr:
                 create_subnet(cidr)
 
+        An allocation the owner held before (confirmed or not) is what
+        :meth:`allocate` returns again; it is left as it was when the body
+        fails, since its subnet may exist. (Owners are unique per network:
+        two callers reserving for one owner at once are not told apart.)
+
         :returns: a context manager yielding the CIDR.
         :raises: whatever :meth:`allocate`, :meth:`confirm` or the body
             raise.
         """
+        held = (self.get(owner) if self.has(Capability.KEEPS_STATE)
+                else None)
         cidr = self.allocate(owner, scope=scope, taken=taken,
                              ip_version=ip_version)
         try:
             yield cidr
         except BaseException:
-            with contextlib.suppress(exceptions.MuranoCidrException):
-                self.release(owner)
+            if held is None:
+                with contextlib.suppress(exceptions.MuranoCidrException):
+                    self.release(owner)
             raise
         self.confirm(owner)
 

@@ -269,6 +269,34 @@ class StatefulContractTests(DriverContractTests):
         self.assertRaises(RuntimeError, body)
         self.assertIsNone(self.driver.get("net-1"))
 
+    def test_reserve_keeps_an_allocation_it_did_not_make(self):
+        # A reserve whose body fails releases what it allocated, never
+        # what the owner held already: that subnet exists in Neutron.
+        cidr = self.driver.allocate("net-1", scope="r1")
+        self.driver.confirm("net-1")
+
+        def body():
+            with self.driver.reserve("net-1", scope="r1") as again:
+                self.assertEqual(cidr, again)
+                raise RuntimeError("subnet creation failed")
+
+        self.assertRaises(RuntimeError, body)
+        held = self.driver.get("net-1")
+        self.assertIsNotNone(held)
+        self.assertEqual(cidr, held.cidr)
+        self.assertTrue(held.confirmed)
+        self.assertNotEqual(cidr, self.driver.allocate("net-2", scope="r1"))
+
+    def test_reserve_keeps_an_unconfirmed_allocation_it_did_not_make(self):
+        cidr = self.driver.allocate("net-1", scope="r1")
+
+        def body():
+            with self.driver.reserve("net-1", scope="r1"):
+                raise RuntimeError("subnet creation failed")
+
+        self.assertRaises(RuntimeError, body)
+        self.assertEqual(cidr, self.driver.get("net-1").cidr)
+
     def test_allocate_is_idempotent_per_owner(self):
         first = self.driver.allocate("net-1", scope="r")
         self.assertEqual(first, self.driver.allocate("net-1", scope="r"))
