@@ -170,7 +170,7 @@ def main(prog, command_opt, argv=None, register=None, description=None):
         setup_logging(conf)
         return conf.command.action(conf)
 
-    return run(prog, _run, conf)
+    return run(prog, _run, conf, argv=argv)
 
 
 def exit_code_for(error):
@@ -255,15 +255,23 @@ def error(message, prog="murano-cidr"):
     print("%s: error: %s" % (prog, one_line(message)), file=sys.stderr)
 
 
-def run(prog, func, conf, debug=False):
+def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
     """Run ``func()`` and turn any error into one line and an exit code.
 
     :param prog: the program name, prefixed to error lines.
     :param func: a callable returning an exit code (or None for 0).
     :param conf: the configuration, to read ``debug`` from.
     :param debug: show tracebacks regardless of the configuration.
+    :param argv: the command line ``func`` parses, searched for
+        ``--debug`` when the configuration cannot say (it failed to
+        parse); ``sys.argv[1:]`` if None.
+    :param exit_code: ``exit_code(error)`` returns the code of an error;
+        :func:`exit_code_for` by default.
     :returns: the exit code.
     """
+    def debugging():
+        return debug or _debug(conf, argv)
+
     try:
         code = func()
         return EXIT_OK if code is None else code
@@ -271,34 +279,34 @@ def run(prog, func, conf, debug=False):
         print("%s: interrupted" % prog, file=sys.stderr)
         return 130
     except cfg.Error as e:
-        if debug or _debug(conf):
+        if debugging():
             raise
         print("%s: error: %s" % (prog, describe_config_error(e, conf)),
               file=sys.stderr)
-        return exit_code_for(e)
+        return exit_code(e)
     except (exceptions.MuranoCidrException, OSError) as e:
-        if debug or _debug(conf):
+        if debugging():
             raise
         print("%s: error: %s" % (prog, one_line(e)), file=sys.stderr)
-        return exit_code_for(e)
+        return exit_code(e)
     except UnicodeDecodeError as e:
-        if debug or _debug(conf):
+        if debugging():
             raise
         typed = undecodable_config_file(e)
         if typed is None:
-            return _unexpected(prog, e)
+            return _unexpected(prog, e, exit_code)
         print("%s: error: %s" % (prog, one_line(typed)), file=sys.stderr)
-        return exit_code_for(typed)
+        return exit_code(typed)
     except Exception as e:
-        if debug or _debug(conf):
+        if debugging():
             raise
-        return _unexpected(prog, e)
+        return _unexpected(prog, e, exit_code)
 
 
-def _unexpected(prog, e):
+def _unexpected(prog, e, exit_code):
     print("%s: unexpected error: %s: %s (run with --debug for details)"
           % (prog, type(e).__name__, one_line(e)), file=sys.stderr)
-    return EXIT_FAILED
+    return exit_code(e)
 
 
 def undecodable_config_file(error):
@@ -322,11 +330,19 @@ def undecodable_config_file(error):
     return None
 
 
-def _debug(conf):
+def _debug(conf, argv=None):
+    """Whether ``--debug`` was asked for, on the command line or in a file.
+
+    The command line is searched too: an error raised before it was parsed
+    (or while parsing it) leaves ``conf.debug`` at its default.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    if "--debug" in argv or "-d" in argv:
+        return True
     try:
         return bool(conf.debug)
     except (cfg.NoSuchOptError, cfg.Error, AttributeError):
-        return "--debug" in sys.argv[1:] or "-d" in sys.argv[1:]
+        return False
 
 
 #: One line of an error's message (the one implementation is

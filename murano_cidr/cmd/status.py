@@ -31,8 +31,10 @@ Checks (each says what to do when it does not succeed):
 
 Exit codes are oslo.upgradecheck's: ``0`` every check succeeded, ``1`` a
 warning (the upgrade may be fine: read it), ``2`` a failure (fix it before
-restarting; also for a bad command line or configuration file), ``255`` an
-unexpected error.
+restarting; also for a bad command line or configuration file, or any
+murano-cidr error raised outside the checks), ``255`` an unexpected error,
+inside the checks' runner or outside it (never ``1``, which would read as a
+warning).
 """
 
 import functools
@@ -59,10 +61,15 @@ PROG = "murano-cidr-status"
 DESCRIPTION = (
     "Check that murano-cidr can run with this configuration, before and "
     "after an upgrade: the driver, the pool, the database schema or the "
-    "lock service. Exit code 0: ready; 1: warnings; 2: a failure to fix.")
+    "lock service. Exit code 0: ready; 1: warnings; 2: a failure to fix; "
+    "255: an unexpected error.")
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING
 FAILURE = upgradecheck.Code.FAILURE
+#: What :func:`oslo_upgradecheck.upgradecheck.run` returns for an
+#: unexpected error, "so it's not confused with the upgrade check exit
+#: codes".
+EXIT_UNEXPECTED = 255
 
 
 def _result(code, details):
@@ -218,6 +225,22 @@ def _driver_check(name, check):
     return run
 
 
+def exit_code_for(error):
+    """Return oslo.upgradecheck's exit code for an error outside the checks.
+
+    :param error: the exception raised before or after the checks ran
+        (parsing the command line or the configuration, loading the
+        installed drivers).
+    :returns: :data:`FAILURE` for an error murano-cidr or oslo.config
+        describe (a bad command line or configuration, an unreachable
+        store), :data:`EXIT_UNEXPECTED` for anything else.
+    """
+    if isinstance(error, (exceptions.MuranoCidrException, cfg.Error,
+                          OSError)):
+        return int(FAILURE)
+    return EXIT_UNEXPECTED
+
+
 def main(argv=None):
     """Entry point of the ``murano-cidr-status`` console script.
 
@@ -241,7 +264,8 @@ def main(argv=None):
         upgradecheck.CONF = conf
         return int(upgradecheck.run(conf))
 
-    return common.run(PROG, _run, conf)
+    return common.run(PROG, _run, conf, argv=argv,
+                      exit_code=exit_code_for)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,13 @@
 
 Murano's ``NetworkExplorer.get_available_cidr`` started at
 ``hash(net_id) % len(pool)`` and probed linearly to the first candidate that
-overlaps no CIDR on the router. This driver returns the same CIDR for the same
-pool, owner and taken CIDRs, found by bisection rather than by probing, and
-raises :class:`~murano_cidr.exceptions.PoolExhausted` where Murano returned
-None.
+overlaps no CIDR on the router. ``net_id`` was hashed as the engine passed
+it: an integer id as the integer (``hash(42)`` is 42), a string as the
+string, so this driver hashes the owner it is given before it becomes the
+decimal string the other drivers keep. This driver returns the same CIDR for
+the same pool, owner and taken CIDRs, found by bisection rather than by
+probing, and raises :class:`~murano_cidr.exceptions.PoolExhausted` where
+Murano returned None.
 """
 
 from murano_cidr.drivers import stateless
@@ -28,7 +31,8 @@ class LegacyDriver(stateless.StatelessDriver):
 
     Usage considerations: Python's ``hash()`` of a string is salted per
     process (``PYTHONHASHSEED``), exactly as it was in Murano's engine, so
-    two engine processes start from unrelated places; within a process the
+    two engine processes start from unrelated places (an integer owner is
+    not salted: ``hash(42)`` is 42 in every process); within a process the
     same owner always starts at the same place. Concurrent deployments
     collide about as often as the birthday bound over the pool predicts,
     and more once the router carries networks, because every start that

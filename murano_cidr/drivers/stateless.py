@@ -39,7 +39,9 @@ class StatelessDriver(base.AllocatorDriver):
     def pick(self, owner, pool, free_map):
         """Choose one free candidate.
 
-        :param owner: the owner asking.
+        :param owner: the owner asking, as the caller gave it (a string
+            or an integer; already checked by
+            :func:`~murano_cidr.allocation.validate_owner`).
         :param pool: the :class:`~murano_cidr.pool.Pool`.
         :param free_map: a :class:`~murano_cidr.freemap.FreeMap` with at
             least one free candidate.
@@ -47,7 +49,7 @@ class StatelessDriver(base.AllocatorDriver):
         """
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
-        owner = allocation.validate_owner(owner)
+        allocation.validate_owner(owner)
         scope = allocation.validate_scope(scope)
         pool = self.pool(ip_version)
         taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)

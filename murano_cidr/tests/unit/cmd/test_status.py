@@ -214,3 +214,31 @@ class TestMain(base.TestCase):
         self.assertEqual(2, code)
         self.assertEqual("murano-cidr-status: error: Failed to find some "
                          "config files: /nonexistent.conf\n", text)
+
+    def test_unexpected_error_outside_the_checks_is_not_a_warning(self):
+        # 1 is oslo.upgradecheck's "warning": a broken installation must
+        # not read as one.
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.driver_classes",
+            side_effect=RuntimeError("broken entry point")))
+        code, out, err = self.run_status("", "upgrade", "check")
+        self.assertEqual(status.EXIT_UNEXPECTED, code)
+        self.assertEqual(255, code)
+        self.assertIn("unexpected error: RuntimeError: broken entry point",
+                      err)
+        self.assertNotIn("Traceback", out + err)
+
+    def test_debug_is_read_from_the_given_arguments(self):
+        # The error comes before the command line is parsed, so --debug
+        # is looked for in the arguments main() was given.
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.allocator.driver_classes",
+            side_effect=RuntimeError("broken entry point")))
+        self.useFixture(fixtures.MonkeyPatch("sys.argv", ["prog"]))
+        self.assertRaises(RuntimeError, self.run_main, status.main,
+                          "--debug", "upgrade", "check")
+        self.useFixture(fixtures.MonkeyPatch(
+            "sys.argv", ["prog", "--debug"]))
+        code, _out, err = self.run_main(status.main, "upgrade", "check")
+        self.assertEqual(255, code)
+        self.assertNotIn("Traceback", err)

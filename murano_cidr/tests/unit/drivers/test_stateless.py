@@ -84,6 +84,19 @@ class TestLegacyDriver(base.TestCase):
                                  self.driver.allocate(owner, taken=taken),
                                  (owner, taken))
 
+    def test_integer_owners_hash_as_integers(self):
+        # Murano hashed the id it was given: hash(42) is 42, unsalted,
+        # where hash("42") depends on PYTHONHASHSEED.
+        owners = list(range(40)) + [-1, 2 ** 70, 144]
+        for taken in ([], ["10.0.5.0/24", "10.0.6.0/23"]):
+            for owner in owners:
+                self.assertEqual(
+                    murano_reference.pick(self.available, taken,
+                                          hash(owner)),
+                    self.driver.allocate(owner, taken=taken),
+                    (owner, taken))
+        self.assertEqual("10.0.10.0/24", self.driver.allocate(42))
+
     def test_same_owner_same_start(self):
         self.assertEqual(self.driver.allocate("net-a"),
                          self.driver.allocate("net-a"))
