@@ -36,18 +36,20 @@ Murano's unit tests pass, are their decimal strings.
 
 The CIDRs already on the router are read from the engine's client the way
 the engine always read them (the router's ports, their subnet ids, those
-subnets' CIDRs), but lazily: the driver is handed a callable and reads the
-router at the moment it decides, after it holds its lock or row.
+subnets' CIDRs), filtered to the router's subnets and lazily: the driver is
+handed a :class:`~murano_cidr.integration.neutron.RouterReader` and reads
+the router at the moment it decides, after it holds its lock or row.
 """
 
-import functools
 import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from murano_cidr import allocation
 from murano_cidr import allocator
-from murano_cidr import exceptions
+from murano_cidr.drivers import capabilities
+from murano_cidr.integration import neutron
 from murano_cidr.operations import reconciling
 from murano_cidr import opts
 
@@ -57,10 +59,11 @@ LOG = logging.getLogger(__name__)
 def router_cidrs(client, router_id):
     """Read the CIDRs of the subnets plugged into a router.
 
-    Exactly the engine's reading: ``list_ports(device_id=router_id)``, the
+    The engine's reading, filtered: ``list_ports(device_id=router_id)``, the
     ``subnet_id`` of each port's ``fixed_ips``, then the ``cidr`` of those
-    subnets among ``list_subnets()``. A subnet the client cannot see (one of
-    another project, for a non-admin client) is left out, as it always was.
+    subnets only (``list_subnets(id=[...])``). A subnet the client cannot
+    see (one of another project, for a non-admin client) is left out, as it
+    always was.
 
     :param client: a python-neutronclient ``Client`` (or anything answering
         ``list_ports`` and ``list_subnets`` with the same shapes).
@@ -72,16 +75,7 @@ def router_cidrs(client, router_id):
         Neutron answers with something that is not a port or subnet
         listing. Nothing is allocated.
     """
-    if not router_id:
-        return []
-    subnet_ids = _router_subnet_ids(client, router_id)
-    if not subnet_ids:
-        # NOTE: a router without interfaces has nothing taken; listing
-        # every subnet of the project would only cost time.
-        return []
-    return [cidr for subnet_id, cidr in
-            _subnet_cidrs(client, router_id).items()
-            if subnet_id in subnet_ids]
+    return neutron.RouterReader(client, router_id)()
 
 
 def router_listing(client, router_ids):
@@ -100,10 +94,11 @@ def router_listing(client, router_ids):
     """
     listing = reconciling.RouterListing()
     for router_id in sorted(set(router_ids)):
-        subnet_ids = _router_subnet_ids(client, router_id)
+        subnet_ids = neutron.router_subnet_ids(client, router_id)
         seen = {}
         if subnet_ids:
-            seen = _subnet_cidrs(client, router_id, id=sorted(subnet_ids))
+            seen = neutron.subnet_cidrs(client, router_id,
+                                        sorted(subnet_ids))
         listing.add(router_id,
                     [seen[s] for s in sorted(subnet_ids) if s in seen],
                     missing=subnet_ids - set(seen))
@@ -121,50 +116,6 @@ def register_opts(conf=None):
         :data:`oslo_config.cfg.CONF` if None.
     """
     opts.register_opts(cfg.CONF if conf is None else conf)
-
-
-def _malformed(router_id, error):
-    return exceptions.BackendUnavailable(
-        backend="Neutron",
-        reason="unexpected answer while reading the subnets of router %s "
-        "(missing or malformed %s)" % (router_id, error))
-
-
-def _router_subnet_ids(client, router_id):
-    """Return the ids of the subnets on the ports of a router."""
-    ports = _call_neutron(client.list_ports, router_id, device_id=router_id)
-    try:
-        return {fixed_ip["subnet_id"]
-                for port in ports["ports"]
-                for fixed_ip in port["fixed_ips"]}
-    except (KeyError, TypeError) as e:
-        raise _malformed(router_id, e)
-
-
-def _subnet_cidrs(client, router_id, **filters):
-    """Return ``{subnet id: cidr}`` of the subnets the client lists."""
-    subnets = _call_neutron(client.list_subnets, router_id, **filters)
-    try:
-        return {subnet["id"]: subnet["cidr"]
-                for subnet in subnets["subnets"]}
-    except (KeyError, TypeError) as e:
-        raise _malformed(router_id, e)
-
-
-def _call_neutron(method, router_id, **kwargs):
-    """Call a Neutron client method; any error becomes BackendUnavailable.
-
-    The client raises its own exception classes (and keystoneauth's, and
-    requests'), which a caller of the allocator cannot be expected to know.
-    """
-    try:
-        return method(**kwargs)
-    except Exception as e:
-        raise exceptions.BackendUnavailable(
-            backend="Neutron",
-            reason="%s failed while reading the subnets of router %s: "
-            "%s: %s" % (getattr(method, "__name__", "a call"), router_id,
-                        type(e).__name__, e)) from e
 
 
 class NetworkCidrAllocator(object):
@@ -218,10 +169,17 @@ class NetworkCidrAllocator(object):
             allocated.
         """
         scope = router_id or None
-        cidr = self.driver.allocate(
-            net_id, scope=scope,
-            taken=functools.partial(router_cidrs, client, scope),
-            ip_version=ip_version)
+        taken = neutron.RouterReader(client, scope)
+        if scope is not None and self.driver.has(
+                capabilities.Capability.PREVENTS_COLLISIONS):
+            # NOTE: read once before the driver's lock or row lock, so that
+            # under it only the router's ports are listed again (the CIDRs
+            # of the subnets already read are remembered).
+            allocation.validate_owner(net_id)
+            self.driver.pool(ip_version)
+            taken()
+        cidr = self.driver.allocate(net_id, scope=scope, taken=taken,
+                                    ip_version=ip_version)
         LOG.info("Allocated %s to network %s on router %s", cidr, net_id,
                  scope)
         return cidr

@@ -47,7 +47,9 @@ class FakeNeutron(object):
 
     def list_subnets(self, retrieve_all=True, **filters):
         self.calls.append(("list_subnets", filters))
-        return {"subnets": list(self.subnets)}
+        wanted = filters.get("id")
+        return {"subnets": [s for s in self.subnets
+                            if wanted is None or s["id"] in wanted]}
 
 
 def subnet(subnet_id, cidr, project=PROJECT):
@@ -135,8 +137,10 @@ class TestRouterCidrs(base.TestCase):
         self.assertEqual(
             ["10.0.1.0/24", "10.0.2.0/24", "fd00:1::/64", "172.24.4.0/24"],
             murano.router_cidrs(client, ROUTER))
-        self.assertEqual(("list_ports", {"device_id": ROUTER}),
-                         client.calls[0])
+        # Both calls filtered: the project's other subnets are not listed.
+        self.assertEqual([("list_ports", {"device_id": ROUTER}),
+                          ("list_subnets", {"id": ["a", "b", "c", "ext"]})],
+                         client.calls)
 
     def test_subnet_the_client_cannot_see_is_left_out(self):
         # An HA router's ports sit on a subnet of another project, which a

@@ -1,0 +1,130 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Reading a router's subnets with the engine's Neutron client.
+
+Two calls, both filtered: the router's ports (``list_ports(device_id=...)``,
+whose ``fixed_ips`` name the subnets plugged into it), then the CIDRs of
+those subnets only (``list_subnets(id=[...])``). Every error of the client
+becomes :class:`~murano_cidr.exceptions.BackendUnavailable`, naming the call
+and the router.
+"""
+
+from oslo_log import log as logging
+
+from murano_cidr import exceptions
+
+LOG = logging.getLogger(__name__)
+
+
+class RouterReader(object):
+    """The CIDRs on one router, read again at every call.
+
+    Each call lists the router's ports again, so it sees every subnet
+    plugged in until that moment; the CIDRs of subnets it has already read
+    are remembered (Neutron never changes a subnet's CIDR), so a call asks
+    ``list_subnets`` only for subnets new since the previous one. A driver
+    that reads ``taken`` under a lock or a row lock (``lock``, ``db``) thus
+    costs one Neutron call there, when the reader was called once before.
+
+    A subnet the client cannot see (another project's, an HA router's
+    network) is left out, as Murano always did, and not asked for again.
+
+    :param client: a python-neutronclient ``Client`` (or anything answering
+        ``list_ports`` and ``list_subnets`` with the same shapes).
+    :param router_id: the router's id; None or empty for no router (then
+        Neutron is never asked).
+    """
+
+    def __init__(self, client, router_id):
+        self.client = client
+        self.router_id = router_id
+        self._cidrs = {}
+        self._unseen = set()
+
+    def __call__(self):
+        """Read the router's CIDRs now.
+
+        :returns: the CIDR strings of the subnets on the router, ordered by
+            subnet id; empty for no router.
+        :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron call
+            raises or answers something that is not a listing.
+        """
+        if not self.router_id:
+            return []
+        subnet_ids = router_subnet_ids(self.client, self.router_id)
+        unknown = subnet_ids - self._unseen - set(self._cidrs)
+        if unknown:
+            seen = subnet_cidrs(self.client, self.router_id, sorted(unknown))
+            self._cidrs.update(seen)
+            self._unseen |= unknown - set(seen)
+        return [self._cidrs[s] for s in sorted(subnet_ids)
+                if s in self._cidrs]
+
+
+def router_subnet_ids(client, router_id):
+    """Return the ids of the subnets on the ports of a router.
+
+    :raises murano_cidr.exceptions.BackendUnavailable: if Neutron fails.
+    """
+    ports = call_neutron(client.list_ports, router_id, device_id=router_id)
+    try:
+        return {fixed_ip["subnet_id"]
+                for port in ports["ports"]
+                for fixed_ip in port["fixed_ips"]}
+    except (KeyError, TypeError) as e:
+        raise _malformed(router_id, e)
+
+
+def subnet_cidrs(client, router_id, subnet_ids):
+    """Return ``{subnet id: cidr}`` of those subnets the client can see.
+
+    Only the given subnets are asked for (``list_subnets(id=[...])``); a
+    subnet Neutron answers but was not asked for is ignored.
+
+    :param subnet_ids: a non-empty sequence of subnet ids.
+    :raises murano_cidr.exceptions.BackendUnavailable: if Neutron fails.
+    """
+    wanted = set(subnet_ids)
+    subnets = call_neutron(client.list_subnets, router_id,
+                           id=list(subnet_ids))
+    try:
+        return {subnet["id"]: subnet["cidr"]
+                for subnet in subnets["subnets"] if subnet["id"] in wanted}
+    except (KeyError, TypeError) as e:
+        raise _malformed(router_id, e)
+
+
+def call_neutron(method, router_id, **kwargs):
+    """Call a Neutron client method; any error becomes BackendUnavailable.
+
+    The client raises its own exception classes (and keystoneauth's, and
+    requests'), which a caller of the allocator cannot be expected to know.
+
+    :raises murano_cidr.exceptions.BackendUnavailable: naming the call and
+        the router, with the client's exception as its ``__cause__``.
+    """
+    try:
+        return method(**kwargs)
+    except Exception as e:
+        raise exceptions.BackendUnavailable(
+            backend="Neutron",
+            reason="%s failed while reading the subnets of router %s: "
+            "%s: %s" % (getattr(method, "__name__", "a call"), router_id,
+                        type(e).__name__, e)) from e
+
+
+def _malformed(router_id, error):
+    return exceptions.BackendUnavailable(
+        backend="Neutron",
+        reason="unexpected answer while reading the subnets of router %s "
+        "(missing or malformed %s)" % (router_id, error))
