@@ -26,21 +26,15 @@ from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
-#: The entry point namespace drivers register under.
-NAMESPACE = drivers.NAMESPACE
-
 
 def installed_drivers():
     """Return the names of the drivers that are installed and load.
 
     :returns: a sorted list of names.
     """
-    manager = stevedore.ExtensionManager(NAMESPACE, invoke_on_load=False)
+    manager = stevedore.ExtensionManager(drivers.NAMESPACE,
+                                         invoke_on_load=False)
     return sorted(manager.names())
-
-
-#: The class of every installed driver, by name.
-driver_classes = drivers.driver_classes
 
 
 def _reraise(manager, entrypoint, exception):
@@ -72,9 +66,9 @@ def _extras_of(name):
 def _entry_points():
     found = importlib.metadata.entry_points()
     if hasattr(found, "select"):
-        return list(found.select(group=NAMESPACE))
+        return list(found.select(group=drivers.NAMESPACE))
     # NOTE: Python < 3.10 returns a dictionary by group.
-    return list(found.get(NAMESPACE, ()))
+    return list(found.get(drivers.NAMESPACE, ()))
 
 
 def driver_class(conf=None, name=None):
@@ -98,7 +92,7 @@ def driver_class(conf=None, name=None):
         name = conf[opts.GROUP].driver
     try:
         manager = stevedore.DriverManager(
-            NAMESPACE, name, invoke_on_load=False,
+            drivers.NAMESPACE, name, invoke_on_load=False,
             on_load_failure_callback=_reraise,
             warn_on_missing_entrypoint=False)
     except stevedore_exc.NoMatches:

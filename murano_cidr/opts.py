@@ -227,12 +227,3 @@ def list_opts():
     for driver in drivers.driver_classes().values():
         listed.extend(driver.list_opts())
     return listed
-
-
-def __getattr__(name):
-    # NOTE: DATABASE_GROUP moved to the db driver's package with its
-    # options; kept readable for code written against earlier releases.
-    if name == "DATABASE_GROUP":
-        from murano_cidr.drivers.db import options as db_options
-        return db_options.GROUP
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -25,8 +25,8 @@ the exit codes of :mod:`murano_cidr.cmd.common`.
 
 import sys
 
-from murano_cidr import allocator
 from murano_cidr.cmd import common
+from murano_cidr import drivers
 from murano_cidr import opts
 
 PROG = "murano-cidr-manage"
@@ -35,7 +35,7 @@ PROG = "murano-cidr-manage"
 def add_command_parsers(subparsers):
     """Add every installed driver's commands; the ``command`` handler."""
     subparsers.metavar = "COMMAND"
-    for driver in allocator.driver_classes().values():
+    for driver in drivers.driver_classes().values():
         driver.manage_commands(subparsers)
 
 

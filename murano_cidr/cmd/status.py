@@ -46,6 +46,7 @@ from oslo_upgradecheck import upgradecheck
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
+from murano_cidr import drivers as driver_package
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -108,7 +109,7 @@ class Checks(upgradecheck.UpgradeCommands):
         super().__init__()
         self.conf = conf
         if drivers is None:
-            drivers = allocator.driver_classes()
+            drivers = driver_package.driver_classes()
         self.drivers = drivers
         checks = [("Pool geometry", Checks.check_pool),
                   ("Allocator driver", Checks.check_driver),

@@ -32,17 +32,6 @@ from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 
-Capability = caps.Capability
-
-# NOTE: kept here so that code written against earlier releases (and
-# third-party drivers) keeps working; the definitions live in
-# murano_cidr.allocation and murano_cidr.pool.
-MAX_ID_LENGTH = allocation_mod.MAX_ID_LENGTH
-Allocation = allocation_mod.Allocation
-validate_id = allocation_mod.validate_id
-validate_ip_version = allocation_mod.validate_ip_version
-pools_from_conf = pool_mod.pools_from_conf
-
 
 class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     """Base class of allocator drivers.
@@ -62,7 +51,7 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     def __init__(self, conf):
         self.register_opts(conf)
         self.conf = conf
-        self.pools = pools_from_conf(conf)
+        self.pools = pool_mod.pools_from_conf(conf)
 
     def pool(self, ip_version=4):
         """Return the pool of an IP version.
@@ -70,7 +59,7 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :raises murano_cidr.exceptions.InvalidArgument: for a version that
             is not 4 or 6, or 6 when no IPv6 pool is configured.
         """
-        validate_ip_version(ip_version)
+        allocation_mod.validate_ip_version(ip_version)
         try:
             return self.pools[ip_version]
         except KeyError:
@@ -151,7 +140,7 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     def get(self, owner):
         """Return what ``owner`` holds.
 
-        :returns: an :class:`Allocation`, or None.
+        :returns: an :class:`~murano_cidr.allocation.Allocation`, or None.
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
@@ -161,7 +150,8 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         """Return the live allocations, of one scope or of all.
 
         :param scope: a scope, or None for every allocation.
-        :returns: a list of :class:`Allocation`, sorted by scope and CIDR.
+        :returns: a list of :class:`~murano_cidr.allocation.Allocation`,
+            sorted by scope and CIDR.
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
@@ -173,8 +163,10 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         networks it already has are never handed out again. An allocation
         already recorded identically is skipped (importing is idempotent).
 
-        :param allocations: an iterable of :class:`Allocation`.
-        :returns: the list of :class:`Allocation` newly recorded.
+        :param allocations: an iterable of
+            :class:`~murano_cidr.allocation.Allocation`.
+        :returns: the list of :class:`~murano_cidr.allocation.Allocation`
+            newly recorded.
         :raises murano_cidr.exceptions.AllocationConflict: if one overlaps a
             live allocation of its scope (or another one of the batch);
             nothing is recorded.
@@ -183,7 +175,7 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
-        self.require(Capability.IMPORTS, action="import allocations")
+        self.require(caps.Capability.IMPORTS, action="import allocations")
         raise NotImplementedError(
             "%s announces Capability.IMPORTS but does not implement "
             "import_allocations" % type(self).__name__)
@@ -270,7 +262,7 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :raises: whatever :meth:`allocate`, :meth:`confirm` or the body
             raise.
         """
-        held = (self.get(owner) if self.has(Capability.KEEPS_STATE)
+        held = (self.get(owner) if self.has(caps.Capability.KEEPS_STATE)
                 else None)
         cidr = self.allocate(owner, scope=scope, taken=taken,
                              ip_version=ip_version)
@@ -309,12 +301,3 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
 
     def __exit__(self, *exc_info):
         self.close()
-
-
-def __getattr__(name):
-    # NOTE: StatelessDriver moved to its own module, which imports this one;
-    # loaded on first use for code written against earlier releases.
-    if name == "StatelessDriver":
-        from murano_cidr.drivers import stateless
-        return stateless.StatelessDriver
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))

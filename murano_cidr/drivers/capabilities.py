@@ -78,23 +78,6 @@ DEFAULT_ACTIONS = {
 }
 
 
-class Flag(object):
-    """A read-only boolean view of one capability, on classes and objects.
-
-    ``DbDriver.shares_state`` and ``driver.shares_state`` both answer, as
-    the class attributes of earlier releases did.
-
-    :param capability: the :class:`Capability` it reports.
-    """
-
-    def __init__(self, capability):
-        self.capability = capability
-
-    def __get__(self, obj, cls=None):
-        cls = type(obj) if cls is None else cls
-        return self.capability in cls.capabilities
-
-
 def normalise(require):
     """Return ``require`` as a tuple of capabilities, in the order given.
 

@@ -25,8 +25,6 @@ from murano_cidr.drivers import capabilities as caps
 from murano_cidr import exceptions
 from murano_cidr import opts
 
-Capability = caps.Capability
-
 
 class DriverHooks(object):
     """The class-level side of an allocator driver.
@@ -52,22 +50,6 @@ class DriverHooks(object):
     capabilities = frozenset()
     limitations = {}
     extras = ()
-
-    # Read-only views of the capabilities, as earlier releases' attributes.
-    keeps_state = caps.Flag(Capability.KEEPS_STATE)
-    shares_state = caps.Flag(Capability.SHARES_STATE)
-    holds_reservations = caps.Flag(Capability.HOLDS_RESERVATIONS)
-    prevents_collisions = caps.Flag(Capability.PREVENTS_COLLISIONS)
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        for attribute in ("keeps_state", "shares_state",
-                          "holds_reservations", "prevents_collisions"):
-            if isinstance(cls.__dict__.get(attribute), bool):
-                raise TypeError(
-                    "%s.%s: declare capabilities = frozenset({Capability."
-                    "%s, ...}) instead" % (cls.__name__, attribute,
-                                           attribute.upper()))
 
     # -- hooks the commands call on the class, before or without a driver --
 

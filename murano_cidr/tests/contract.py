@@ -48,6 +48,7 @@ import netaddr
 
 from murano_cidr import allocation
 from murano_cidr import allocator
+from murano_cidr.drivers import capabilities as caps
 from murano_cidr import exceptions
 
 #: Four /24 subnets: small enough to exhaust in a unit test.
@@ -252,7 +253,7 @@ class StatefulContractTests(DriverContractTests):
         return sorted((a.owner, a.cidr) for a in self.driver.list())
 
     def test_announces_state(self):
-        self.assertTrue(self.driver.keeps_state)
+        self.assertTrue(self.driver.has(caps.Capability.KEEPS_STATE))
 
     def test_reserve_confirms_the_allocation(self):
         with self.driver.reserve("net-1", scope="r") as cidr:
@@ -380,7 +381,7 @@ class StatelessContractTests(DriverContractTests):
     """The contract of a driver that keeps nothing between calls."""
 
     def test_announces_no_state(self):
-        self.assertFalse(self.driver.keeps_state)
+        self.assertFalse(self.driver.has(caps.Capability.KEEPS_STATE))
 
     def test_stateless_get_and_list_say_so(self):
         e = self.assertRaises(exceptions.NotSupported, self.driver.get, "n")

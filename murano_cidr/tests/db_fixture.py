@@ -36,7 +36,7 @@ from oslo_db.sqlalchemy import provision
 import sqlalchemy as sa
 
 from murano_cidr.drivers.db import migration
-from murano_cidr import opts
+from murano_cidr.drivers.db import options as db_options
 
 SQLITE = "sqlite"
 MYSQL = "mysql"
@@ -85,7 +85,7 @@ class Database(fixtures.Fixture):
         self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
         self.addCleanup(self.engine.dispose)
         if self.conf_fixture is not None:
-            self.conf_fixture.config(group=opts.DATABASE_GROUP,
+            self.conf_fixture.config(group=db_options.GROUP,
                                      connection=self.url)
         if self.sync:
             migration.upgrade_engine(self.engine)

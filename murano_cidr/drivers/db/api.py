@@ -52,16 +52,6 @@ class _Context(object):
     """A context object for one operation (enginefacade needs one)."""
 
 
-# NOTE: the one implementation of each is murano_cidr.messages'.
-safe_url = messages.safe_url
-one_line = messages.one_line
-
-# NOTE: kept here for earlier callers; defined in connection.
-SQLITE_FILE = connection.SQLITE_FILE
-connection_url = connection.connection_url
-serves_one_host = connection.serves_one_host
-
-
 def _is_sqlite_busy(error):
     return (isinstance(error, sa_exc.OperationalError)
             and "database is locked" in str(error))
@@ -94,8 +84,8 @@ class Database(object):
     def __init__(self, conf, schema_check=None):
         db_options.register_opts(conf)
         group = conf[db_options.GROUP]
-        self.url = connection_url(conf)
-        self.safe_url = safe_url(self.url)
+        self.url = connection.connection_url(conf)
+        self.safe_url = messages.safe_url(self.url)
         try:
             parsed = sa.engine.make_url(self.url)
             parsed.get_dialect()
@@ -104,7 +94,7 @@ class Database(object):
             raise exceptions.InvalidConfig(
                 group=db_options.GROUP, option="connection",
                 reason="%s is not a usable SQLAlchemy URL: %s"
-                % (self.safe_url, one_line(e)))
+                % (self.safe_url, messages.one_line(e)))
         self.backend = parsed.get_backend_name()
         parameters = group.connection_parameters or None
         if self.backend == "mysql" and "charset" not in parsed.query:
@@ -193,22 +183,23 @@ class Database(object):
         except (db_exc.DBDeadlock, db_exc.DBDuplicateEntry) as e:
             raise self.unavailable(
                 "still conflicting with concurrent allocators after %d "
-                "retries (%s)" % (self.max_retries, one_line(e)))
+                "retries (%s)" % (self.max_retries, messages.one_line(e)))
         except db_exc.DBNonExistentDatabase as e:
             raise self.unavailable("the database does not exist (%s)"
-                                   % one_line(e))
+                                   % messages.one_line(e))
         except db_exc.DBNonExistentTable as e:
             raise exceptions.DatabaseNotSynced(
                 url=self.safe_url, reason="table %s is missing" % e.table)
         except db_exc.DBConnectionError as e:
-            raise self.unavailable("cannot connect (%s)" % one_line(e))
+            raise self.unavailable(
+                "cannot connect (%s)" % messages.one_line(e))
         except (db_exc.DBError, sa_exc.SQLAlchemyError) as e:
             if _is_sqlite_busy(e):
                 raise self.unavailable(
                     "the SQLite file stayed locked through %d retries"
                     % self.max_retries)
             raise self.unavailable("%s: %s" % (type(e).__name__,
-                                               one_line(e)))
+                                               messages.one_line(e)))
 
     def unavailable(self, reason):
         """Return a :class:`~murano_cidr.exceptions.DatabaseUnavailable`."""
@@ -243,7 +234,7 @@ class Database(object):
                     "Cannot connect to the allocation database %s (%s); "
                     "waiting for it: %d more attempts, %d s apart "
                     "([%s] max_retries, retry_interval)", self.safe_url,
-                    one_line(failures[0]), self.connect_retries,
+                    messages.one_line(failures[0]), self.connect_retries,
                     self.connect_interval, db_options.GROUP)
             raise failures[-1]
 
@@ -253,7 +244,8 @@ class Database(object):
             except db_exc.DBConnectionError as e:
                 raise self.unavailable(
                     "cannot connect, %d attempts %d s apart (%s)"
-                    % (len(failures), self.connect_interval, one_line(e)))
+                    % (len(failures), self.connect_interval,
+                       messages.one_line(e)))
 
     # -- schema --------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
+from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection
@@ -134,11 +135,11 @@ class DbDriver(base.AllocatorDriver):
     """
 
     name = "db"
-    capabilities = frozenset({base.Capability.KEEPS_STATE,
-                              base.Capability.SHARES_STATE,
-                              base.Capability.OUTLIVES_PROCESS,
-                              base.Capability.PREVENTS_COLLISIONS,
-                              base.Capability.IMPORTS})
+    capabilities = frozenset({caps.Capability.KEEPS_STATE,
+                              caps.Capability.SHARES_STATE,
+                              caps.Capability.OUTLIVES_PROCESS,
+                              caps.Capability.PREVENTS_COLLISIONS,
+                              caps.Capability.IMPORTS})
     extras = db_package.EXTRAS
 
     @classmethod

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 #: The width of an owner or scope column; see
-#: :data:`murano_cidr.drivers.base.MAX_ID_LENGTH`.
+#: :data:`murano_cidr.allocation.MAX_ID_LENGTH`.
 ID_LENGTH = 255
 
 #: The width of an address column: 128 bits in hexadecimal.

@@ -23,6 +23,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
+from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import file_backend
@@ -35,9 +36,6 @@ from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
-
-#: Kept for earlier callers: the directory of the file locks.
-lock_path = lock_options.lock_path
 
 
 def backend_from_conf(conf):
@@ -173,14 +171,14 @@ class LockDriver(base.AllocatorDriver):
     """
 
     name = "lock"
-    capabilities = frozenset({base.Capability.KEEPS_STATE,
-                              base.Capability.HOLDS_RESERVATIONS,
-                              base.Capability.PREVENTS_COLLISIONS})
+    capabilities = frozenset({caps.Capability.KEEPS_STATE,
+                              caps.Capability.HOLDS_RESERVATIONS,
+                              caps.Capability.PREVENTS_COLLISIONS})
     _IN_MEMORY = ("it keeps its reservations in the memory of each engine "
                   "process, and this process holds none of them; use the db "
                   "driver for allocations every process sees")
-    limitations = {base.Capability.SHARES_STATE: _IN_MEMORY,
-                   base.Capability.OUTLIVES_PROCESS: _IN_MEMORY}
+    limitations = {caps.Capability.SHARES_STATE: _IN_MEMORY,
+                   caps.Capability.OUTLIVES_PROCESS: _IN_MEMORY}
     extras = lock_package.EXTRAS
 
     @classmethod

@@ -20,7 +20,6 @@ log lines or repaint an operator's terminal.
 import json
 import os
 
-from murano_cidr.drivers import base as driver_base
 from murano_cidr import exceptions
 from murano_cidr.operations import importing
 from murano_cidr.operations import openstack_export
@@ -64,7 +63,7 @@ class TestEscaped(base.TestCase):
         path = os.path.join(self.state_path, "import.json")
         with open(path, "w") as f:
             json.dump([{"owner": "net-1", "cidr": HOSTILE}], f)
-        pools = driver_base.pools_from_conf(self.conf)
+        pools = pool.pools_from_conf(self.conf)
         rows = importing.read_file(path, pools)
         self.assertEqual(importing.INVALID, rows[0].status)
         self.assertEscaped(rows[0].reason)
@@ -80,7 +79,7 @@ class TestEscaped(base.TestCase):
         with open(os.path.join(ports, "router-1.json"), "w") as f:
             json.dump([{"Fixed IP Addresses": [
                 {"subnet_id": "s-1", "ip_address": "10.0.0.1"}]}], f)
-        pools = driver_base.pools_from_conf(self.conf)
+        pools = pool.pools_from_conf(self.conf)
         result = openstack_export.convert(subnets, ports, pools)
         reasons = [reason for _router, _subnet, reason in result.skipped]
         self.assertEqual(1, len(reasons), reasons)

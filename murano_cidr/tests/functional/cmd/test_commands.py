@@ -29,9 +29,9 @@ import sys
 from oslo_config import cfg
 import testscenarios
 
+from murano_cidr import allocation as allocation_mod
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
-from murano_cidr.drivers import base as driver_base
 from murano_cidr.drivers.db import migration
 from murano_cidr import opts
 from murano_cidr.tests import base
@@ -205,7 +205,7 @@ class TestImportAndAllocate(CommandTestCase):
 
     def test_bad_input_files_write_nothing(self):
         self.driver().import_allocations([
-            driver_base.Allocation("held", POOL[0], "r")])
+            allocation_mod.Allocation("held", POOL[0], "r")])
         before = self.snapshot()
         header = "scope,cidr,owner\nr,%s,new\n" % POOL[1]
         bad_files = [
@@ -254,10 +254,10 @@ class TestPrune(CommandTestCase):
         self.sync()
         old = (datetime.datetime.now(datetime.timezone.utc) - DAYS_AGO)
         self.driver().import_allocations([
-            driver_base.Allocation("live", POOL[0], "r", created_at=old),
-            driver_base.Allocation("gone", POOL[1], "r", created_at=old),
-            driver_base.Allocation("gone2", POOL[0], "r2", created_at=old),
-            driver_base.Allocation("young", POOL[2], "r")])
+            allocation_mod.Allocation("live", POOL[0], "r", created_at=old),
+            allocation_mod.Allocation("gone", POOL[1], "r", created_at=old),
+            allocation_mod.Allocation("gone2", POOL[0], "r2", created_at=old),
+            allocation_mod.Allocation("young", POOL[2], "r")])
 
     def test_prune_keeps_live_and_young_allocations(self):
         live = self.write("live.json", json.dumps([{"ID": "live"}]))

@@ -30,7 +30,7 @@ import queue
 
 from murano_cidr import allocator
 from murano_cidr.drivers.db import migration
-from murano_cidr import opts
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 
@@ -75,7 +75,7 @@ class DbTestCase(base.TestCase):
 
     def db_config(self, **kwargs):
         """Override ``[cidr_allocator_database]`` options for this test."""
-        self.config_fixture.config(group=opts.DATABASE_GROUP, **kwargs)
+        self.config_fixture.config(group=db_options.GROUP, **kwargs)
 
     def sync(self):
         """Create the driver's tables."""

@@ -15,7 +15,7 @@
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.drivers import base as driver_base
+from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers.db import queries
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
@@ -86,8 +86,9 @@ class FaultTests(object):
 
     def test_killed_during_an_import_writes_all_or_nothing(self):
         self.kill_after("insert", 1)
-        batch = [driver_base.Allocation(owner="n%d" % i,
-                                        cidr="10.0.%d.0/24" % i, scope="r")
+        batch = [allocation_mod.Allocation(owner="n%d" % i,
+                                           cidr="10.0.%d.0/24" % i,
+                                           scope="r")
                  for i in range(5)]
         self.assertEqual(5, len(self.driver.import_allocations(batch)))
         self.assertEqual(1, self.kills)

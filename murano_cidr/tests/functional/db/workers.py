@@ -24,6 +24,7 @@ import random
 from oslo_config import cfg
 
 from murano_cidr import allocator
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
@@ -41,9 +42,9 @@ def build_driver(url, settings, database_settings=None):
     for name, value in settings.items():
         conf.set_override(name, value, group=opts.GROUP)
     for name, value in (database_settings or {}).items():
-        conf.set_override(name, value, group=opts.DATABASE_GROUP)
-    conf.set_override("connection", url, group=opts.DATABASE_GROUP)
-    conf.set_override("sqlite_synchronous", False, group=opts.DATABASE_GROUP)
+        conf.set_override(name, value, group=db_options.GROUP)
+    conf.set_override("connection", url, group=db_options.GROUP)
+    conf.set_override("sqlite_synchronous", False, group=db_options.GROUP)
     return allocator.get_allocator(conf)
 
 

@@ -42,9 +42,10 @@ class TestSharedState(base.TestCase):
         return code, err.stream.read()
 
     def test_capabilities(self):
-        self.assertTrue(db_driver.DbDriver.shares_state)
-        self.assertFalse(lock_driver.LockDriver.shares_state)
-        self.assertFalse(random_driver.RandomDriver.shares_state)
+        shares = capabilities.Capability.SHARES_STATE
+        self.assertTrue(db_driver.DbDriver.has(shares))
+        self.assertFalse(lock_driver.LockDriver.has(shares))
+        self.assertFalse(random_driver.RandomDriver.has(shares))
 
     def test_lock_driver_commands_say_why(self):
         for args in (("list",), ("show", "net-1"), ("usage",),

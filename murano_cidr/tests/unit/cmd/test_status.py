@@ -14,6 +14,7 @@
 
 import json
 import os
+from unittest import mock
 
 import fixtures
 from oslo_upgradecheck import upgradecheck
@@ -171,6 +172,15 @@ class TestChecks(base.TestCase):
 
 class TestMain(base.TestCase):
 
+    def broken_entry_point(self):
+        # Once the options are registered, loading the drivers' classes
+        # fails.
+        package = mock.Mock(wraps=status.driver_package)
+        package.driver_classes.side_effect = RuntimeError(
+            "broken entry point")
+        self.useFixture(fixtures.MockPatchObject(status, "driver_package",
+                                                 package))
+
     def run_status(self, config, *args):
         path = os.path.join(self.state_path, "murano-cidr.conf")
         with open(path, "w") as f:
@@ -218,9 +228,7 @@ class TestMain(base.TestCase):
     def test_unexpected_error_outside_the_checks_is_not_a_warning(self):
         # 1 is oslo.upgradecheck's "warning": a broken installation must
         # not read as one.
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.driver_classes",
-            side_effect=RuntimeError("broken entry point")))
+        self.broken_entry_point()
         code, out, err = self.run_status("", "upgrade", "check")
         self.assertEqual(status.EXIT_UNEXPECTED, code)
         self.assertEqual(255, code)
@@ -231,9 +239,7 @@ class TestMain(base.TestCase):
     def test_debug_is_read_from_the_given_arguments(self):
         # The error comes before the command line is parsed, so --debug
         # is looked for in the arguments main() was given.
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.driver_classes",
-            side_effect=RuntimeError("broken entry point")))
+        self.broken_entry_point()
         self.useFixture(fixtures.MonkeyPatch("sys.argv", ["prog"]))
         self.assertRaises(RuntimeError, self.run_main, status.main,
                           "--debug", "upgrade", "check")

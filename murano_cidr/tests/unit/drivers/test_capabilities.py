@@ -31,22 +31,17 @@ Capability = capabilities.Capability
 
 class TestCapabilities(base.TestCase):
 
-    def test_flags_read_the_capabilities_on_classes_and_drivers(self):
-        self.assertTrue(db_driver.DbDriver.shares_state)
-        self.assertTrue(lock_driver.LockDriver.holds_reservations)
-        self.assertFalse(lock_driver.LockDriver.shares_state)
-        self.assertFalse(random_driver.RandomDriver.keeps_state)
+    def test_has_reads_the_capabilities_on_classes_and_drivers(self):
+        self.assertTrue(db_driver.DbDriver.has(Capability.SHARES_STATE))
+        self.assertTrue(
+            lock_driver.LockDriver.has(Capability.HOLDS_RESERVATIONS))
+        self.assertFalse(lock_driver.LockDriver.has(Capability.SHARES_STATE))
+        self.assertFalse(
+            random_driver.RandomDriver.has(Capability.KEEPS_STATE))
         self.config(driver="random")
         driver = allocator.get_allocator(self.conf)
-        self.assertFalse(driver.prevents_collisions)
+        self.assertFalse(driver.has(Capability.PREVENTS_COLLISIONS))
         self.assertTrue(driver.has(Capability.OUTLIVES_PROCESS))
-
-    def test_boolean_declarations_are_refused(self):
-        def declare():
-            class Old(random_driver.RandomDriver):
-                keeps_state = True
-        e = self.assertRaises(TypeError, declare)
-        self.assertIn("Capability.KEEPS_STATE", str(e))
 
     def test_missing_capability_is_refused_before_the_driver_is_built(self):
         self.config(driver="lock")

@@ -21,7 +21,7 @@ driver's file locks).
 
 import testscenarios
 
-from murano_cidr import allocator
+from murano_cidr import drivers
 from murano_cidr.drivers import capabilities
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
@@ -45,7 +45,7 @@ _EXTRA = {"db": {"prepare": prepare_db}}
 
 def _scenarios(keeps_state):
     return [(name, dict(_EXTRA.get(name, {}), driver_name=name))
-            for name, driver in allocator.driver_classes().items()
+            for name, driver in drivers.driver_classes().items()
             if driver.has(capabilities.Capability.KEEPS_STATE)
             == keeps_state]
 

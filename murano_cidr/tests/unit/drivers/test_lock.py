@@ -24,7 +24,7 @@ import redis
 
 from murano_cidr import allocator
 from murano_cidr.drivers.lock import backend
-from murano_cidr.drivers.lock import driver as lock_driver
+from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr.tests import base
@@ -74,7 +74,7 @@ class TestLockPath(LockTestCase):
     def test_defaults_to_state_path(self):
         self.config_fixture.config(group="oslo_concurrency", lock_path=None)
         self.assertEqual(os.path.join(self.state_path, "locks"),
-                         lock_driver.lock_path(self.conf))
+                         lock_options.lock_path(self.conf))
 
     def test_oslo_concurrency_lock_path_wins(self):
         path = os.path.join(self.state_path, "elsewhere")

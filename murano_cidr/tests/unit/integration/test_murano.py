@@ -16,7 +16,7 @@ import logging
 
 import fixtures
 
-from murano_cidr.drivers import base as driver_base
+from murano_cidr.drivers import stateless
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
 from murano_cidr.tests import base
@@ -95,7 +95,7 @@ class FailingNeutron(FakeNeutron):
         return super().list_subnets(retrieve_all, **filters)
 
 
-class SpyDriver(driver_base.StatelessDriver):
+class SpyDriver(stateless.StatelessDriver):
     """A stateless driver that records what the adapter passes it."""
 
     name = "spy"

@@ -24,6 +24,7 @@ import fixtures
 import netaddr
 import testscenarios
 
+from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers.db import migration
 from murano_cidr.integration import murano as adapter
 from murano_cidr.tests import base
@@ -172,7 +173,7 @@ class TestStatefulEngineFamilies(EngineTestCase):
 
     def setUp(self):
         super().setUp()
-        self.assertTrue(self.driver.keeps_state)
+        self.assertTrue(self.driver.has(caps.Capability.KEEPS_STATE))
 
     def test_int_ids_are_kept_as_strings(self):
         engine = self.make_engine()

@@ -16,7 +16,9 @@ import datetime
 
 import netaddr
 
+from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
+from murano_cidr.drivers import capabilities as caps
 from murano_cidr import exceptions
 from murano_cidr import taken as taken_mod
 
@@ -27,19 +29,20 @@ def allocation(owner, cidr, scope=None, age=None, now=None, **kwargs):
     if age is not None:
         now = now or datetime.datetime.now(datetime.timezone.utc)
         created = now - age
-    return base.Allocation(owner=owner, cidr=cidr, scope=scope,
-                           ip_version=netaddr.IPNetwork(cidr).version,
-                           created_at=created, **kwargs)
+    return allocation_mod.Allocation(
+        owner=owner, cidr=cidr, scope=scope,
+        ip_version=netaddr.IPNetwork(cidr).version, created_at=created,
+        **kwargs)
 
 
 class FakeStatefulDriver(base.AllocatorDriver):
     """Keeps allocations in a dictionary; imports all or nothing."""
 
     name = "fake"
-    capabilities = frozenset({base.Capability.KEEPS_STATE,
-                              base.Capability.SHARES_STATE,
-                              base.Capability.OUTLIVES_PROCESS,
-                              base.Capability.IMPORTS})
+    capabilities = frozenset({caps.Capability.KEEPS_STATE,
+                              caps.Capability.SHARES_STATE,
+                              caps.Capability.OUTLIVES_PROCESS,
+                              caps.Capability.IMPORTS})
 
     def __init__(self, conf, allocations=()):
         super().__init__(conf)
@@ -58,7 +61,7 @@ class FakeStatefulDriver(base.AllocatorDriver):
         return None
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
-        base.validate_id(owner, "owner")
+        allocation_mod.validate_id(owner, "owner")
         if owner in self.allocations:
             return self.allocations[owner].cidr
         pool = self.pool(ip_version)
@@ -71,24 +74,24 @@ class FakeStatefulDriver(base.AllocatorDriver):
         if free_map.free == 0:
             raise self.exhausted(pool, scope, free_map)
         cidr = pool.cidr(free_map.nth_free(0))
-        self.allocations[owner] = base.Allocation(
+        self.allocations[owner] = allocation_mod.Allocation(
             owner, cidr, scope, ip_version, confirmed=False,
             created_at=datetime.datetime.now(datetime.timezone.utc))
         return cidr
 
     def confirm(self, owner):
-        base.validate_id(owner, "owner")
+        allocation_mod.validate_id(owner, "owner")
         a = self.allocations.get(owner)
         if a is not None:
-            self.allocations[owner] = base.Allocation(
+            self.allocations[owner] = allocation_mod.Allocation(
                 a.owner, a.cidr, a.scope, a.ip_version, True, a.created_at)
 
     def release(self, owner):
-        base.validate_id(owner, "owner")
+        allocation_mod.validate_id(owner, "owner")
         return self.allocations.pop(owner, None) is not None
 
     def get(self, owner):
-        base.validate_id(owner, "owner")
+        allocation_mod.validate_id(owner, "owner")
         return self.allocations.get(owner)
 
     def list(self, scope=None):
@@ -116,7 +119,7 @@ class FakeStatefulDriver(base.AllocatorDriver):
             new.append(a)
         now = datetime.datetime.now(datetime.timezone.utc)
         for a in new:
-            self.allocations[a.owner] = base.Allocation(
+            self.allocations[a.owner] = allocation_mod.Allocation(
                 a.owner, a.cidr, a.scope, a.ip_version, True, now)
         return new
 

@@ -15,7 +15,7 @@
 import json
 import os
 
-from murano_cidr.drivers import base as driver_base
+from murano_cidr import allocation as allocation_mod
 from murano_cidr import exceptions
 from murano_cidr.operations import importing
 from murano_cidr import pool as pool_mod
@@ -53,9 +53,9 @@ class TestReadFile(FileTestCase):
             {"cidr": "10.0.1.0/24", "owner": "n3"}])
         self.assertEqual([importing.NEW] * 3, [r.status for r in rows])
         self.assertEqual(
-            [driver_base.Allocation("n1", "10.0.1.0/24", "r1", 4),
-             driver_base.Allocation("n2", "fd00:0:0:1::/64", "r1", 6),
-             driver_base.Allocation("n3", "10.0.1.0/24", None, 4)],
+            [allocation_mod.Allocation("n1", "10.0.1.0/24", "r1", 4),
+             allocation_mod.Allocation("n2", "fd00:0:0:1::/64", "r1", 6),
+             allocation_mod.Allocation("n3", "10.0.1.0/24", None, 4)],
             [r.allocation for r in rows])
         self.assertEqual(["item 1", "item 2", "item 3"],
                          [r.where for r in rows])

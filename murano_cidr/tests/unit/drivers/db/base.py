@@ -13,7 +13,7 @@
 """A test case with a migrated SQLite allocation database."""
 
 from murano_cidr import allocator
-from murano_cidr import opts
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 
@@ -30,7 +30,7 @@ class DbTestCase(base.TestCase):
 
     def db_config(self, **kwargs):
         """Override ``[cidr_allocator_database]`` options for this test."""
-        self.config_fixture.config(group=opts.DATABASE_GROUP, **kwargs)
+        self.config_fixture.config(group=db_options.GROUP, **kwargs)
 
     def make_driver(self, **overrides):
         """Build the db driver with ``[cidr_allocator]`` overrides."""

@@ -26,7 +26,6 @@ from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
-from murano_cidr import opts
 from murano_cidr.tests import base
 
 #: Nothing listens on port 1 (MySQL's client is in test-requirements).
@@ -48,7 +47,7 @@ class TestEngineWait(WaitTestCase):
 
     def driver(self, **database):
         self.config(driver="db")
-        self.config_fixture.config(group=opts.DATABASE_GROUP,
+        self.config_fixture.config(group=db_options.GROUP,
                                    connection=DOWN, **database)
         driver = allocator.get_allocator(self.conf)
         self.addCleanup(driver.close)

@@ -25,9 +25,11 @@ from oslo_db import exception as db_exc
 from oslo_db import options as db_options
 import sqlalchemy as sa
 
-from murano_cidr.drivers import base as driver_base
-from murano_cidr.drivers.db import api
+from murano_cidr import allocation as allocation_mod
+from murano_cidr.drivers import capabilities as caps
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import driver as db_driver
+from murano_cidr.drivers.db import options as cidr_db_options
 from murano_cidr.drivers.db import queries
 from murano_cidr import exceptions
 from murano_cidr import opts
@@ -35,8 +37,8 @@ from murano_cidr.tests.unit.drivers.db import base
 
 
 def _alloc(owner, cidr, scope="r", ip_version=4, **kwargs):
-    return driver_base.Allocation(owner=owner, cidr=cidr, scope=scope,
-                                  ip_version=ip_version, **kwargs)
+    return allocation_mod.Allocation(owner=owner, cidr=cidr, scope=scope,
+                                     ip_version=ip_version, **kwargs)
 
 
 class TestAllocate(base.DbTestCase):
@@ -55,9 +57,9 @@ class TestAllocate(base.DbTestCase):
                 queries.SCOPES.c.scope == scope)).scalar()
 
     def test_capabilities(self):
-        self.assertTrue(self.driver.keeps_state)
-        self.assertTrue(self.driver.prevents_collisions)
-        self.assertFalse(self.driver.holds_reservations)
+        self.assertTrue(self.driver.has(caps.Capability.KEEPS_STATE))
+        self.assertTrue(self.driver.has(caps.Capability.PREVENTS_COLLISIONS))
+        self.assertFalse(self.driver.has(caps.Capability.HOLDS_RESERVATIONS))
 
     def test_allocation_is_recorded_unconfirmed_then_confirmed(self):
         before = datetime.datetime.now(datetime.timezone.utc).replace(
@@ -303,7 +305,7 @@ class TestErrors(base.DbTestCase):
         opts.register_opts(conf)
         conf.set_override("state_path", self.state_path + "/new/dir",
                           group=opts.GROUP)
-        url = api.connection_url(conf)
+        url = connection.connection_url(conf)
         self.assertEqual("sqlite:///%s/new/dir/murano-cidr.sqlite"
                          % self.state_path, url)
 
@@ -313,7 +315,8 @@ class TestErrors(base.DbTestCase):
         blocker = self.state_path + "/file"
         open(blocker, "w").close()
         conf.set_override("state_path", blocker + "/dir", group=opts.GROUP)
-        e = self.assertRaises(exceptions.InvalidConfig, api.connection_url,
+        e = self.assertRaises(exceptions.InvalidConfig,
+                              connection.connection_url,
                               conf)
         self.assertIn("state_path", str(e))
 
@@ -334,5 +337,5 @@ class TestErrors(base.DbTestCase):
     def test_configuration_objects_do_not_share_values(self):
         other = cfg.ConfigOpts()
         opts.register_opts(other)
-        self.assertIsNone(other[opts.DATABASE_GROUP].connection)
+        self.assertIsNone(other[cidr_db_options.GROUP].connection)
         self.assertNotEqual(self.state_path, other[opts.GROUP].state_path)

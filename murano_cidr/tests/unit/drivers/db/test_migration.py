@@ -17,9 +17,9 @@ import os
 import sqlalchemy as sa
 
 from murano_cidr.cmd import manage
-from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import migration
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr.tests import base
 
 
@@ -92,8 +92,9 @@ class TestMigration(base.TestCase):
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               migration.current_revision, self.conf)
         self.assertIn("u:***@127.0.0.1:1/x", str(e))
-        self.assertEqual("mysql+pymysql://u:***@127.0.0.1:1/x",
-                         api.safe_url("mysql+pymysql://u:pw@127.0.0.1:1/x"))
+        self.assertEqual(
+            "mysql+pymysql://u:***@127.0.0.1:1/x",
+            messages.safe_url("mysql+pymysql://u:pw@127.0.0.1:1/x"))
 
 
 class TestManage(base.TestCase):
