@@ -145,6 +145,7 @@ class Database(object):
             self._manager.configure(**settings)
         self._manager.append_on_engine_create(connection.sqlite_wal)
         self._manager.append_on_engine_create(connection.read_committed)
+        self._manager.append_on_engine_create(connection.fewer_round_trips)
         self._retry = oslo_db_api.wrap_db_retry(
             max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,

@@ -111,3 +111,51 @@ def read_committed(engine):
             cursor.close()
 
     sa.event.listen(engine, "connect", on_connect)
+
+
+def _pool_args(pool):
+    # NOTE: what Pool.recreate() passes on, read the way it reads them:
+    # oslo.db builds the engine and offers no setting for the pool's
+    # pre-ping, its reset on return or SQLite's pool class, so the pool is
+    # rebuilt with the same creator, events and dialect.
+    return {"recycle": pool._recycle, "echo": pool.echo,
+            "logging_name": pool._orig_logging_name,
+            "_dispatch": pool.dispatch, "dialect": pool._dialect}
+
+
+def fewer_round_trips(engine):
+    """Drop the round trips a transaction pays beyond its own statements.
+
+    oslo.db creates every engine with a connection test at each checkout
+    (``pool_pre_ping``: a ping before every transaction) and SQLAlchemy
+    rolls back every connection it takes back (``ROLLBACK`` on MySQL even
+    after a ``COMMIT``); an SQLite file gets no pool at all, so every
+    transaction opens the file again and sets its ``PRAGMA`` s. Here:
+
+    * no ping at checkout and no reset at check-in. A connection the
+      server dropped fails at its transaction's first statement, which
+      oslo.db reports as a lost connection; SQLAlchemy then discards every
+      pooled connection older than the failure, and
+      :meth:`~murano_cidr.drivers.db.api.Database.write` retries the whole
+      transaction. Every transaction ends itself (commit or rollback)
+      before its connection goes back (SQLAlchemy 2's connections always
+      do), so there is nothing left to reset; on SQLAlchemy 1.4 the pool
+      is left as oslo.db made it;
+    * on an SQLite file, one connection per process, kept open: SQLite
+      has one writer at a time anyway, and the connection keeps its WAL
+      mode.
+
+    :param engine: a new SQLAlchemy engine (enginefacade's hook).
+    """
+    if not sa.__version__.startswith(("0.", "1.")):
+        pool = engine.pool
+        if engine.dialect.name == "sqlite" and isinstance(
+                pool, sa.pool.NullPool):
+            engine.pool = sa.pool.QueuePool(
+                pool._creator, pool_size=1, max_overflow=0,
+                pre_ping=False, reset_on_return=None, **_pool_args(pool))
+        elif isinstance(pool, sa.pool.QueuePool):
+            engine.pool = sa.pool.QueuePool(
+                pool._creator, pool_size=pool.size(),
+                max_overflow=pool._max_overflow, timeout=pool.timeout(),
+                pre_ping=False, reset_on_return=None, **_pool_args(pool))

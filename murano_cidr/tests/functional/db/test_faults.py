@@ -72,6 +72,22 @@ class FaultTests(object):
         self.assertEqual(2, len(self.rows()))
         self.assertEqual(cidr, self.driver.get("net-1").cidr)
 
+    def test_killed_while_idle_in_the_pool_is_retried(self):
+        # No ping when a pooled connection is checked out: a connection the
+        # server dropped while idle fails at the first statement, and the
+        # transaction is retried on a new one.
+        self.db_config(max_pool_size=1)
+        driver = self.make_driver()
+        driver.allocate("net-0", scope="r")
+        with driver.database.engine.connect() as conn:
+            pid = conn.execute(sa.text(self.own_id_sql)).scalar()
+            conn.rollback()
+        with self.engine.connect() as admin:
+            admin.execute(sa.text(self.kill_sql % int(pid)))
+        cidr = driver.allocate("net-1", scope="r")
+        self.assertEqual(cidr, driver.get("net-1").cidr)
+        self.assertEqual(2, len(self.rows()))
+
     def test_killed_every_time_fails_cleanly(self):
         self.kill_after("insert", 100)
         e = self.assertRaises(exceptions.DatabaseUnavailable,

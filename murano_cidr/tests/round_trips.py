@@ -1,0 +1,79 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What one allocation and one confirm send their database.
+
+A mixin for a test case with ``make_driver()`` on a migrated database,
+run on SQLite by the unit tests and on MySQL and PostgreSQL by the
+functional ones.
+"""
+
+from murano_cidr.tools.bench import counting
+
+#: The statements of an allocation in a scope the process has seen: the
+#: scope row's lock, then the window read and the insert.
+ALLOCATE = ["UPDATE", "SELECT", "INSERT"]
+CONFIRM = ["UPDATE"]
+
+
+class RoundTripTests(object):
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver(pool_cidrs=["10.0.0.0/16"])
+        # The first operations check the schema and create the scope.
+        self.driver.allocate("warm-up", scope="r")
+        self.driver.confirm("warm-up")
+
+    def count(self, func, *args, **kwargs):
+        with counting.counting(self.driver.database.engine) as counter:
+            func(*args, **kwargs)
+        # SQLite's BEGIN is a statement for SQLAlchemy, not a round trip.
+        return ([s for s in counter.statements if s != "BEGIN"],
+                dict(counter.calls), counter.connects)
+
+    def test_an_allocation_is_its_statements_and_a_commit(self):
+        statements, calls, connects = self.count(self.driver.allocate,
+                                                 "net-1", scope="r")
+        self.assertEqual(ALLOCATE, statements)
+        # No ping when the connection is checked out, no ROLLBACK when it
+        # is checked in, and no new connection (SQLite included).
+        self.assertEqual({"commit": 1}, calls)
+        self.assertEqual(0, connects)
+
+    def test_a_confirm_is_one_update_and_a_commit(self):
+        self.driver.allocate("net-1", scope="r")
+        statements, calls, connects = self.count(self.driver.confirm,
+                                                 "net-1")
+        self.assertEqual(CONFIRM, statements)
+        self.assertEqual({"commit": 1}, calls)
+        self.assertEqual(0, connects)
+
+    def test_a_read_is_one_select_ended_by_its_rollback(self):
+        statements, calls, connects = self.count(self.driver.get, "warm-up")
+        self.assertEqual(["SELECT"], statements)
+        # A read transaction ends with a rollback: its own, not a reset of
+        # the connection on top of it.
+        self.assertEqual({"rollback": 1}, calls)
+        self.assertEqual(0, connects)
+
+    def test_one_connection_serves_the_operations_that_follow(self):
+        statements, calls, connects = self.count(self._many)
+        self.assertEqual(0, connects)
+        self.assertEqual({"commit": 11, "rollback": 5}, calls)
+
+    def _many(self):
+        for i in range(5):
+            self.driver.allocate("net-%d" % i, scope="r")
+            self.driver.get("net-%d" % i)
+            self.driver.confirm("net-%d" % i)
+        self.driver.release("net-0")
