@@ -161,11 +161,15 @@ class UnknownRevision(DatabaseNotSynced):
 class ForeignTables(InvalidConfig):
     """Tables with the driver's names exist but are not the driver's."""
 
-    message = _("The allocation database %(url)s already has the tables "
+    message = _("The allocation database %(url)s has the tables "
                 "%(tables)s, but no murano-cidr schema revision is recorded "
-                "in %(version_table)s: they belong to another application "
-                "or to an interrupted 'db sync'. Nothing was changed; drop "
-                "or rename them, or set [%(group)s] %(option)s to another "
+                "in %(version_table)s. Nothing was changed. If they are "
+                "murano-cidr's, complete and at this release's schema (a "
+                "'db stamp base' of an earlier release removed the "
+                "revision), record it with 'murano-cidr-manage "
+                "--config-file <file> db stamp head'; if a 'db sync' was "
+                "interrupted or another application owns them, drop or "
+                "rename them, or set [%(group)s] %(option)s to another "
                 "database")
 
     def __init__(self, message=None, url=None, tables=(),

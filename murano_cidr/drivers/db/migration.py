@@ -102,6 +102,28 @@ def revision_of(connection):
     return context.get_current_revision()
 
 
+def tables_of(connection):
+    """Return the driver's tables in a database, version table excepted.
+
+    :param connection: an open SQLAlchemy connection.
+    :returns: a sorted list of table names starting with
+        :data:`TABLE_PREFIX`.
+    """
+    return sorted(name for name in sa.inspect(connection).get_table_names()
+                  if name.startswith(TABLE_PREFIX) and name != VERSION_TABLE)
+
+
+def unrecorded(url, tables):
+    """The error every command gives for tables without a revision.
+
+    :param url: the database, for the message.
+    :param tables: the driver's tables found.
+    :returns: a :class:`~murano_cidr.exceptions.ForeignTables`.
+    """
+    return exceptions.ForeignTables(url=url, tables=tables,
+                                    version_table=VERSION_TABLE)
+
+
 class SchemaState(enum.Enum):
     """How a database's schema compares with this code's migrations."""
 
@@ -109,31 +131,37 @@ class SchemaState(enum.Enum):
     CURRENT = "current"
     #: No murano-cidr tables.
     MISSING = "missing"
+    #: Tables named ``murano_cidr_*`` but no revision recorded: every
+    #: command refuses them with the same
+    #: :class:`~murano_cidr.exceptions.ForeignTables`.
+    UNRECORDED = "unrecorded"
     #: At an older revision this code knows: ``db sync`` upgrades it.
     OLDER = "older"
     #: At a revision this code does not know: assumed newer.
     NEWER = "newer"
 
 
-def schema_state(current):
+def schema_state(current, tables=()):
     """Compare a recorded revision with this code's migrations.
 
     The one comparison behind the driver's start-up check
-    (:func:`check_revision`) and ``murano-cidr-status``.
+    (:func:`check_revision`), ``db sync`` and ``murano-cidr-status``.
 
     :param current: the revision of the database, or None.
+    :param tables: the driver's tables in the database (see
+        :func:`tables_of`); read only when no revision is recorded.
     :returns: a :class:`SchemaState`.
     """
     if current == head_revision():
         return SchemaState.CURRENT
     if current is None:
-        return SchemaState.MISSING
+        return SchemaState.UNRECORDED if tables else SchemaState.MISSING
     if current in known_revisions():
         return SchemaState.OLDER
     return SchemaState.NEWER
 
 
-def check_revision(current, url="the database"):
+def check_revision(current, url="the database", tables=()):
     """Check that a recorded revision lets this code run.
 
     A revision this code does not know is assumed to be newer (the schema
@@ -141,13 +169,19 @@ def check_revision(current, url="the database"):
 
     :param current: the revision of the database, or None.
     :param url: the database, for the message.
+    :param tables: the driver's tables in the database, when no revision
+        is recorded.
     :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
         missing or at an older revision.
+    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
+        a recorded revision.
     """
-    state = schema_state(current)
+    state = schema_state(current, tables)
     head = head_revision()
     if state is SchemaState.CURRENT:
         return
+    if state is SchemaState.UNRECORDED:
+        raise unrecorded(url, tables)
     if state is SchemaState.MISSING:
         raise exceptions.DatabaseNotSynced(
             url=url, reason="the murano-cidr tables do not exist")
@@ -195,11 +229,9 @@ def check_upgradable(connection, url="the database"):
     """
     if check_known_revision(connection, url) is not None:
         return
-    foreign = [name for name in sa.inspect(connection).get_table_names()
-               if name.startswith(TABLE_PREFIX) and name != VERSION_TABLE]
+    foreign = tables_of(connection)
     if foreign:
-        raise exceptions.ForeignTables(url=url, tables=foreign,
-                                       version_table=VERSION_TABLE)
+        raise unrecorded(url, foreign)
 
 
 def check_schema(connection, url="the database"):
@@ -211,8 +243,12 @@ def check_schema(connection, url="the database"):
     :param url: the database, for the message (no password).
     :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
         missing or at an older revision.
+    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
+        a recorded revision.
     """
-    check_revision(revision_of(connection), url)
+    current = revision_of(connection)
+    check_revision(current, url,
+                   tables_of(connection) if current is None else ())
 
 
 def upgrade_engine(engine, revision="head"):
@@ -231,6 +267,38 @@ def upgrade_engine(engine, revision="head"):
         alembic_command.upgrade(alembic_configuration(connection), revision)
 
 
+def check_stamp(connection, revision, url="the database"):
+    """Refuse a stamp that would leave the tables and the revision apart.
+
+    A stamp records that the driver's tables exist at a revision: ``base``
+    over existing tables would hide them (every command then refuses
+    tables without a revision), any other revision over no tables would
+    record a schema that does not exist (``db sync`` would then do
+    nothing and every query fail).
+
+    :param connection: an open SQLAlchemy connection.
+    :param revision: the revision to record.
+    :param url: the database, for the message.
+    :raises murano_cidr.exceptions.InvalidArgument: for either case;
+        nothing is changed.
+    """
+    tables = tables_of(connection)
+    if revision == "base" and tables:
+        raise exceptions.InvalidArgument(
+            name="revision", value=revision,
+            reason="%s has the murano-cidr tables %s: stamping base would "
+            "leave them without a recorded revision, which every command "
+            "then refuses. Nothing was changed. Migrations only go "
+            "forward; to remove murano-cidr's schema, drop those tables "
+            "and %s" % (url, ", ".join(tables), VERSION_TABLE))
+    if revision != "base" and not tables:
+        raise exceptions.InvalidArgument(
+            name="revision", value=revision,
+            reason="%s has no murano-cidr tables: stamping would record a "
+            "schema that does not exist. Nothing was changed; run "
+            "'murano-cidr-manage db sync' to create them" % url)
+
+
 def stamp_engine(engine, revision):
     """Record a revision without running migrations.
 
@@ -238,9 +306,13 @@ def stamp_engine(engine, revision):
     :param revision: the revision to record (``head`` for the newest).
     :raises murano_cidr.exceptions.UnknownRevision: if the database is at
         a revision this code does not know.
+    :raises murano_cidr.exceptions.InvalidArgument: if the stamp would
+        leave the tables and the revision apart (see :func:`check_stamp`).
     """
     with engine.begin() as connection:
-        check_known_revision(connection, messages.safe_url(engine.url))
+        url = messages.safe_url(engine.url)
+        check_known_revision(connection, url)
+        check_stamp(connection, revision, url)
         alembic_command.stamp(alembic_configuration(connection), revision)
 
 
@@ -248,6 +320,18 @@ def revision_of_engine(engine):
     """Return the revision of the database of an engine, or None."""
     with engine.connect() as connection:
         return revision_of(connection)
+
+
+def schema_of_engine(engine):
+    """Return the revision and, without one, the driver's tables.
+
+    :param engine: an SQLAlchemy engine.
+    :returns: ``(revision or None, list of table names)``; the list is
+        empty when a revision is recorded.
+    """
+    with engine.connect() as connection:
+        current = revision_of(connection)
+        return current, tables_of(connection) if current is None else []
 
 
 def _with_database(conf, func, *args):
@@ -276,7 +360,7 @@ def upgrade(conf, revision="head"):
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :param revision: the target revision.
     :raises murano_cidr.exceptions.InvalidArgument: for an unknown
-        revision.
+        revision, or ``base``.
     :raises murano_cidr.exceptions.UnknownRevision: if the database is at
         a revision this code does not know.
     :raises murano_cidr.exceptions.ForeignTables: if tables with the
@@ -285,6 +369,12 @@ def upgrade(conf, revision="head"):
         cannot be reached or the migration fails.
     """
     _check_known(revision)
+    if revision == "base":
+        raise exceptions.InvalidArgument(
+            name="revision", value=revision,
+            reason="db sync only goes forward, and base would mean "
+            "removing the tables, which no murano-cidr command does. "
+            "Nothing was changed")
     _with_database(conf, upgrade_engine, revision)
     LOG.info("Allocation database upgraded to %s", revision)
 
@@ -295,7 +385,7 @@ def stamp(conf, revision):
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :param revision: a known revision, or ``head``.
     :raises murano_cidr.exceptions.InvalidArgument: for an unknown
-        revision.
+        revision, or a stamp that :func:`check_stamp` refuses.
     :raises murano_cidr.exceptions.UnknownRevision: if the database is at
         a revision this code does not know.
     :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
@@ -314,3 +404,13 @@ def current_revision(conf):
         cannot be reached.
     """
     return _with_database(conf, revision_of_engine)
+
+
+def current_schema(conf):
+    """Return :func:`schema_of_engine` of the configured database.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+        cannot be reached.
+    """
+    return _with_database(conf, schema_of_engine)

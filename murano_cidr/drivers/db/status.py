@@ -36,11 +36,16 @@ def check_database(conf):
     """
     try:
         url = messages.safe_url(connection.connection_url(conf))
-        current = migration.current_revision(conf)
+        current, tables = migration.current_schema(conf)
     except (exceptions.BackendUnavailable, exceptions.InvalidConfig) as e:
         return upgradecheck.Result(FAILURE, "%s." % messages.clause(e))
     head = migration.head_revision()
-    state = migration.schema_state(current)
+    state = migration.schema_state(current, tables)
+    if state is migration.SchemaState.UNRECORDED:
+        # NOTE: the words of db sync and of the driver, which refuse it.
+        return upgradecheck.Result(
+            FAILURE, "%s." % messages.clause(migration.unrecorded(url,
+                                                                  tables)))
     if state is migration.SchemaState.MISSING:
         return upgradecheck.Result(
             FAILURE, "The allocation database %s has no murano-cidr "

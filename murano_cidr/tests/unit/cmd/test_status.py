@@ -75,11 +75,11 @@ class TestChecks(base.TestCase):
         self.assertResult(SUCCESS, "Not used by driver 'random'",
                           self.checks.run("Lock service"))
 
-    def _revision(self, revision):
+    def _revision(self, revision, tables=()):
         self.config(driver="db")
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.migration.current_revision",
-            return_value=revision))
+            "murano_cidr.drivers.db.migration.current_schema",
+            return_value=(revision, list(tables))))
         return self.checks.run("Database")
 
     def test_database_revisions(self):

@@ -16,7 +16,9 @@ import os
 
 import sqlalchemy as sa
 
+from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
+from murano_cidr.cmd import status
 from murano_cidr.drivers.db import migration
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -61,6 +63,15 @@ class TestMigration(base.TestCase):
                          migration.current_revision(self.conf))
 
     def test_stamp_and_unknown_revisions(self):
+        # Stamping a schema that does not exist is refused (see
+        # TestSchemaTools); a real one is recorded.
+        e = self.assertRaises(exceptions.InvalidArgument, migration.stamp,
+                              self.conf, "head")
+        self.assertIn("has no murano-cidr tables", str(e))
+        self.assertIsNone(migration.current_revision(self.conf))
+        migration.upgrade(self.conf)
+        with self.engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM %s" % migration.VERSION_TABLE))
         migration.stamp(self.conf, "head")
         self.assertEqual(migration.head_revision(),
                          migration.current_revision(self.conf))
@@ -97,7 +108,8 @@ class TestMigration(base.TestCase):
             messages.safe_url("mysql+pymysql://u:pw@127.0.0.1:1/x"))
 
 
-class TestManage(base.TestCase):
+class ManageTestCase(base.TestCase):
+    """``murano-cidr-manage`` with a configuration file of the test's."""
 
     def setUp(self):
         super().setUp()
@@ -108,6 +120,9 @@ class TestManage(base.TestCase):
     def manage(self, *args):
         return self.run_main(manage.main, "--config-file", self.conf_file,
                              *args)
+
+
+class TestManage(ManageTestCase):
 
     def test_sync_version_stamp(self):
         code, out, err = self.manage("db", "version")
@@ -139,3 +154,61 @@ class TestManage(base.TestCase):
         self.assertEqual(3, code)
         self.assertEqual(1, len(err.strip().splitlines()))
         self.assertNotIn("pw", err.replace("postgresql", ""))
+
+
+class TestSchemaTools(ManageTestCase):
+    """The schema commands never leave tables and revision apart."""
+
+    def setUp(self):
+        super().setUp()
+        with open(self.conf_file, "a") as f:
+            f.write("driver = db\n")
+        self.assertEqual(0, self.manage("db", "sync")[0])
+        self.assertEqual(0, self.run_main(
+            cli.main, "--config-file", self.conf_file, "allocate", "net-1",
+            "--scope", "r1")[0])
+
+    def listed(self):
+        code, out, err = self.run_main(cli.main, "--config-file",
+                                       self.conf_file, "list")
+        self.assertEqual(0, code, err)
+        return out
+
+    def test_stamp_base_and_sync_base_are_refused(self):
+        head = migration.head_revision()
+        before = self.listed()
+        self.assertIn("net-1", before)
+        code, out, err = self.manage("db", "stamp", "base")
+        self.assertEqual(2, code)
+        self.assertIn("has the murano-cidr tables murano_cidr_allocations, "
+                      "murano_cidr_scopes: stamping base would leave them "
+                      "without a recorded revision", err)
+        self.assertIn("Nothing was changed", err)
+        code, out, err = self.manage("db", "sync", "base")
+        self.assertEqual(2, code)
+        self.assertIn("db sync only goes forward", err)
+        self.assertEqual((0, head + "\n"), self.manage("db", "version")[:2])
+        self.assertEqual(before, self.listed())
+
+    def test_tables_without_a_revision_every_tool_agrees(self):
+        # What an earlier release's 'db stamp base' left behind.
+        engine = sa.create_engine(
+            "sqlite:///" + os.path.join(self.state_path, "murano-cidr.sqlite"))
+        self.addCleanup(engine.dispose)
+        with engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM %s" % migration.VERSION_TABLE))
+        way_out = "record it with 'murano-cidr-manage --config-file <file> " \
+            "db stamp head'"
+        tables = "murano_cidr_allocations, murano_cidr_scopes"
+        for main, args, code in ((cli.main, ["list"], 2),
+                                 (manage.main, ["db", "sync"], 2),
+                                 (status.main, ["upgrade", "check"], 2)):
+            got, out, err = self.run_main(main, "--config-file",
+                                          self.conf_file, *args)
+            self.assertEqual(code, got, (args, out, err))
+            text = " ".join((out + err).split()).replace("| ", "")
+            self.assertIn(way_out, text, args)
+            self.assertIn(tables, text, args)
+            self.assertNotIn("do not exist", text, args)
+        self.assertEqual(0, self.manage("db", "stamp", "head")[0])
+        self.assertIn("net-1", self.listed())
