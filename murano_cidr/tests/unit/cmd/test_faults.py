@@ -123,7 +123,7 @@ class TestDatabaseFaults(FaultTestCase):
     def test_sync_from_an_unknown_revision(self):
         engine = sa.create_engine("sqlite:///" + self.database)
         self.addCleanup(engine.dispose)
-        migration.stamp_engine(engine, "head")
+        migration.upgrade_engine(engine)
         with engine.begin() as conn:
             conn.execute(sa.text("UPDATE %s SET version_num = 'f00dcafe0000'"
                                  % migration.VERSION_TABLE))
