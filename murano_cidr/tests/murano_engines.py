@@ -32,9 +32,11 @@ import os
 import textwrap
 
 from oslo_config import cfg
+from stevedore import dispatch
 
 import murano_cidr
 from murano_cidr.integration import murano as adapter
+from murano_cidr.tests.unit import murano_reference
 
 #: Where the documented patches are, from the top of the source tree.
 PATCHES = os.path.join(
@@ -297,3 +299,91 @@ def build_engine(family):
 def signature(cls, name):
     """Return a method's signature as text, ``self`` included."""
     return str(inspect.signature(getattr(cls, name)))
+
+
+# -- as Murano ships them: the engine's own pick, and its plugin loader -----
+
+#: Murano's own ``[murano]`` option that its plugin loaders read.
+MURANO_OPTS = [cfg.ListOpt("enabled_plugins")]
+
+#: The namespace of Murano's package-type plugins.
+PACKAGE_TYPES = "io.murano.plugins.packages"
+
+
+def _own_pick(self, router_id, net_id, ip_version):
+    # Murano's hash-and-probe over its candidates (murano_reference).
+    settings = self._settings
+    available = murano_reference.candidates(
+        settings.env_ip_template, settings.max_environments,
+        settings.max_hosts)
+    if ip_version == 6:
+        available = [cidr.ipv6() for cidr in available]
+    return murano_reference.pick(
+        available, self._get_cidrs_taken_by_router(router_id), hash(net_id))
+
+
+def _own_pick_of_version(self, router_id, net_id, ip_version=4):
+    return _own_pick(self, router_id, net_id, ip_version)
+
+
+def _own_pick_v4(self, router_id, net_id):
+    return _own_pick(self, router_id, net_id, 4)
+
+
+def build_stock_engine(family):
+    """Build the family's ``NetworkExplorer`` as Murano ships it, unpatched.
+
+    It picks CIDRs itself (Murano's pick, from
+    :mod:`murano_cidr.tests.unit.murano_reference`) and has no
+    ``confirm_cidr`` or ``release_cidr``; its other signatures are the
+    family's (:attr:`Family.signatures`).
+
+    :param family: a :class:`Family`.
+    :returns: a class.
+    """
+    if family.ip_version:
+        methods = {"get_available_cidr": _own_pick_of_version,
+                   "get_default_dns": _default_dns_of_version}
+    else:
+        methods = {"get_available_cidr": _own_pick_v4,
+                   "get_default_dns": _default_dns}
+    return type("NetworkExplorer", (_BASES[family.name],), methods)
+
+
+def load_package_type_plugins(conf):
+    """Load plugins the way Murano's package-type loader does, restated.
+
+    Murano builds it once per process, when it loads its first package: a
+    stevedore ``EnabledExtensionManager`` over :data:`PACKAGE_TYPES`, which
+    keeps every plugin while ``[murano] enabled_plugins`` is unset and
+    otherwise compares ``entry_point.dist.project_name`` with the list
+    (stevedore 3 and later give entry points no distribution, so that
+    comparison raises, and the plugin is reported as failing to load, as
+    here); then, for each plugin whose name is a ``Format/version``, it
+    calls the class's ``init_plugin`` if it has one.
+
+    :param conf: the engine's configuration, with :data:`MURANO_OPTS`
+        registered in ``[murano]``.
+    :returns: ``(names of the plugins initialised, [(name, error)] of those
+        that failed to load)``.
+    """
+    failures = []
+
+    def enabled(extension):
+        plugins = conf.murano.enabled_plugins
+        if plugins is None:
+            return True
+        return extension.entry_point.dist.project_name in plugins
+
+    def failed(manager, entry_point, error):
+        failures.append((entry_point.name, error))
+
+    manager = dispatch.EnabledExtensionManager(
+        PACKAGE_TYPES, enabled, on_load_failure_callback=failed)
+    initialised = []
+    for extension in manager.extensions:
+        name, _, version = extension.entry_point.name.rpartition("/")
+        if name and version and hasattr(extension.plugin, "init_plugin"):
+            extension.plugin.init_plugin()
+            initialised.append(extension.entry_point.name)
+    return initialised, failures

@@ -1,0 +1,268 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The Murano engine plugin: the engine's CIDR pick, with no edit to Murano.
+
+Installed into the engine's Python environment, murano-cidr is loaded by
+the engine itself, once per process, through its plugin loader, which calls
+:meth:`EnginePlugin.init_plugin`. Only if ``[cidr_allocator] driver`` is set
+explicitly in the engine's configuration (a file, the command line or the
+environment; not its default), and only if the engine's
+``murano.engine.system.net_explorer.NetworkExplorer`` is one murano-cidr
+knows by the exact signatures of its methods (:data:`KNOWN_EXPLORERS`), the
+plugin sets three methods on that class:
+
+* ``get_available_cidr`` (MuranoPL ``getAvailableCidr``), with the
+  signature it had, now calls
+  :func:`murano_cidr.integration.murano.get_available_cidr` with the
+  engine's own Neutron client (``self._client``);
+* ``confirm_cidr`` and ``release_cidr`` (``confirmCidr``, ``releaseCidr``),
+  for the optional MuranoPL change, call
+  :func:`~murano_cidr.integration.murano.confirm_cidr` and
+  :func:`~murano_cidr.integration.murano.release_cidr`.
+
+Otherwise nothing is changed and the engine picks CIDRs itself, as before.
+Either way one line is logged, once per process, saying which and why.
+
+Where it is registered: ``io.murano.plugins.packages``, the namespace of
+Murano's package-type loader
+(``murano/common/plugins/package_types_loader.py``), under the format name
+:data:`FORMAT`. It is *not* registered under
+``io.murano.extensions``: on every branch murano-cidr installs on (Xena to
+2023.2), Murano's extension loader reads ``entry_point.dist.project_name``,
+an attribute of pkg_resources' entry points that stevedore 3.0 and later
+(Xena pins 3.4.2) no longer set, so with ``[murano] enabled_plugins`` unset
+the loader raises ``AttributeError`` before any plugin's ``init_plugin``
+and every deployment of the engine fails; with it set, no plugin loads.
+The package-type loader reads that attribute only when ``enabled_plugins``
+is set, and calls ``init_plugin`` of every plugin it loads when the engine
+loads its first package, before any MuranoPL runs. The plugin checks
+``[murano] enabled_plugins`` itself too: set without ``murano-cidr``, it
+changes nothing.
+"""
+
+import importlib
+import inspect
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from murano_cidr import allocator
+from murano_cidr import exceptions
+from murano_cidr.integration import murano
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+#: The distribution name ``[murano] enabled_plugins`` lists.
+PROJECT = "murano-cidr"
+
+#: The entry point's name in ``io.murano.plugins.packages``: a package
+#: format name, which is how that loader names its plugins.
+FORMAT = "murano-cidr-engine-plugin/1.0"
+
+#: Where Murano's ``NetworkExplorer`` is.
+EXPLORER_MODULE = "murano.engine.system.net_explorer"
+
+#: The ``NetworkExplorer`` families the plugin changes: each method's
+#: signature, exactly as the branches have it (train to 2023.2 share one
+#: ``net_explorer.py``). ``_client`` must be a property there.
+KNOWN_EXPLORERS = {
+    "train-2023.2": {
+        "__init__": "(self, this, region_name=None)",
+        "get_available_cidr": "(self, router_id, net_id, ip_version=4)",
+        "get_default_dns": "(self, ip_version=4)",
+        "get_default_router": "(self)",
+        "_get_cidrs_taken_by_router": "(self, router_id)",
+        "list_neutron_extensions": "(self)",
+    },
+}
+
+#: What the plugin adds; an explorer that has them already was patched by
+#: hand, and is left as it is.
+ADDED = ("confirm_cidr", "release_cidr")
+
+#: What :func:`install` can conclude.
+INSTALLED = "installed"
+UNCONFIGURED = "unconfigured"
+DISABLED = "disabled"
+NO_ENGINE = "no-engine"
+UNKNOWN_EXPLORER = "unknown-explorer"
+
+_outcome = None
+_guard = threading.Lock()
+
+
+class EnginePlugin(object):
+    """What Murano's plugin loader loads; see the module's documentation."""
+
+    def __init__(self, *args, **kwargs):
+        # NOTE: the loader registers the class as a package format; no
+        # package is of this format.
+        raise exceptions.InvalidArgument(
+            name="package format", value=FORMAT,
+            reason="it is murano-cidr's engine plugin, not a package format")
+
+    @classmethod
+    def init_plugin(cls):
+        """Called by Murano's loader: :func:`install` on ``cfg.CONF``.
+
+        Never raises: an exception here would fail the loader, and with it
+        every package the engine loads.
+        """
+        try:
+            install()
+        except Exception:
+            LOG.exception("murano-cidr: the engine plugin failed; the "
+                          "engine picks subnet CIDRs itself")
+
+
+def install(conf=None):
+    """Route the engine's CIDR pick through murano-cidr, if configured.
+
+    Once per process: later calls return the first outcome and log nothing.
+
+    :param conf: the engine's configuration; the global
+        :data:`oslo_config.cfg.CONF` if None.
+    :returns: :data:`INSTALLED`, :data:`UNCONFIGURED`, :data:`DISABLED`,
+        :data:`NO_ENGINE` or :data:`UNKNOWN_EXPLORER`.
+    """
+    global _outcome
+    with _guard:
+        if _outcome is None:
+            _outcome = _install(cfg.CONF if conf is None else conf)
+        return _outcome
+
+
+def reset():
+    """Forget the outcome, so :func:`install` decides again (tests).
+
+    A class already changed stays changed.
+    """
+    global _outcome
+    with _guard:
+        _outcome = None
+
+
+def recognise(explorer):
+    """Name the family of a ``NetworkExplorer`` class, or say why not.
+
+    :returns: ``(family, None)`` or ``(None, reason)``.
+    """
+    if not inspect.isclass(explorer):
+        return None, "there is no NetworkExplorer class"
+    added = [name for name in ADDED if hasattr(explorer, name)]
+    if added:
+        return None, ("it already has %s (patched by hand?)"
+                      % ", ".join(added))
+    if not isinstance(inspect.getattr_static(explorer, "_client", None),
+                      property):
+        return None, "it has no _client property"
+    differences = []
+    for family, expected in sorted(KNOWN_EXPLORERS.items()):
+        found = {name: _signature(explorer, name) for name in expected}
+        if found == expected:
+            return family, None
+        differences.extend(
+            "%s%s instead of %s%s (%s)" % (name, found[name], name,
+                                           expected[name], family)
+            for name in sorted(expected) if found[name] != expected[name])
+    return None, "its methods differ: " + "; ".join(differences)
+
+
+def _signature(cls, name):
+    method = inspect.getattr_static(cls, name, None)
+    if not inspect.isfunction(method):
+        return "(missing)"
+    return str(inspect.signature(method))
+
+
+def _enabled_plugins(conf):
+    try:
+        return conf.murano.enabled_plugins
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError, AttributeError):
+        # NOTE: Murano registers [murano]; outside an engine it may not be.
+        return None
+
+
+def _explicit(conf):
+    location = conf.get_location("driver", group=opts.GROUP)
+    defaults = (cfg.Locations.opt_default, cfg.Locations.set_default)
+    if location is None or location.location in defaults:
+        return None
+    return location.detail or location.location.name
+
+
+def _install(conf):
+    enabled = _enabled_plugins(conf)
+    if enabled is not None and PROJECT not in enabled:
+        LOG.info("murano-cidr is not in [murano] enabled_plugins: the "
+                 "engine picks subnet CIDRs itself, as before")
+        return DISABLED
+    opts.register_opts(conf)
+    where = _explicit(conf)
+    if where is None:
+        LOG.info("murano-cidr: [cidr_allocator] driver is not set in the "
+                 "engine's configuration: the engine picks subnet CIDRs "
+                 "itself, as before")
+        return UNCONFIGURED
+    try:
+        module = importlib.import_module(EXPLORER_MODULE)
+    except ImportError as e:
+        LOG.warning("murano-cidr: no Murano engine in this process (%s): "
+                    "nothing changed", e)
+        return NO_ENGINE
+    explorer = getattr(module, "NetworkExplorer", None)
+    family, reason = recognise(explorer)
+    if family is None:
+        LOG.warning("murano-cidr: %s.NetworkExplorer is not one murano-cidr "
+                    "knows, so it is left unchanged and the engine picks "
+                    "subnet CIDRs itself: %s", EXPLORER_MODULE, reason)
+        return UNKNOWN_EXPLORER
+    driver = conf[opts.GROUP].driver
+    try:
+        allocator.driver_class(conf)
+    except exceptions.DriverNotFound as e:
+        LOG.error("murano-cidr: %s; every deployment that needs a subnet "
+                  "CIDR fails until it is fixed", e)
+    _change(explorer)
+    LOG.info("murano-cidr: the engine's subnet CIDRs now come from the %s "
+             "driver ([cidr_allocator] driver, set in %s; NetworkExplorer "
+             "of Murano %s)", driver, where, family)
+    return INSTALLED
+
+
+class _ExplorerMethods(object):
+    """The methods :func:`install` sets on Murano's ``NetworkExplorer``."""
+
+    def get_available_cidr(self, router_id, net_id, ip_version=4):
+        """Allocate the CIDR with murano-cidr's configured driver."""
+        return murano.get_available_cidr(self._client, router_id, net_id,
+                                         ip_version=ip_version)
+
+    def confirm_cidr(self, net_id):
+        """The network's subnet exists: settle the allocation; never raises."""
+        murano.confirm_cidr(net_id)
+
+    def release_cidr(self, net_id):
+        """The network is being deleted: its CIDR may be reused."""
+        return murano.release_cidr(net_id)
+
+
+def _change(explorer):
+    # NOTE: Murano's DSL reads a class's methods (their names and their
+    # signatures) when a deployment first loads the core library, after the
+    # plugin loader has run; plain functions of the same names and
+    # signatures are what it expects.
+    for name in ("get_available_cidr",) + ADDED:
+        setattr(explorer, name, _ExplorerMethods.__dict__[name])
