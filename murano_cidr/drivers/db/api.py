@@ -85,6 +85,7 @@ class Database(object):
         db_options.register_opts(conf)
         group = conf[db_options.GROUP]
         self.url = connection.connection_url(conf)
+        self._directory = connection.state_directory(conf)
         self.safe_url = messages.safe_url(self.url)
         try:
             parsed = sa.engine.make_url(self.url)
@@ -163,8 +164,12 @@ class Database(object):
         """The SQLAlchemy engine (created on first use).
 
         :raises murano_cidr.exceptions.InvalidConfig: if the database's
-            Python driver is not installed.
+            Python driver is not installed, or the directory of the
+            embedded SQLite file cannot be created.
         """
+        if self._directory is not None:
+            connection.create_directory(self._directory)
+            self._directory = None
         with self.translate_errors():
             return self._manager.writer.get_engine()
 

@@ -33,19 +33,43 @@ SQLITE_FILE = "murano-cidr.sqlite"
 def connection_url(conf):
     """Return the configured database URL, or the embedded default.
 
-    The default is an SQLite file under ``[cidr_allocator] state_path``;
-    that directory is created (mode 0700) if it does not exist.
+    The default is an SQLite file under ``[cidr_allocator] state_path``.
+    Nothing is created here (see :func:`state_directory`).
 
     :param conf: a configuration with the options registered.
     :returns: the URL, as a string.
-    :raises murano_cidr.exceptions.InvalidConfig: if the state directory
-        cannot be created.
     """
     db_options.register_opts(conf)
     url = conf[db_options.GROUP].connection
     if url:
         return url
-    path = opts.state_path(conf)
+    return "sqlite:///" + os.path.join(opts.state_path(conf), SQLITE_FILE)
+
+
+def state_directory(conf):
+    """Return the directory the embedded default database needs.
+
+    :param conf: a configuration with the options registered.
+    :returns: ``[cidr_allocator] state_path``, or None when
+        ``[cidr_allocator_database] connection`` is set.
+    """
+    db_options.register_opts(conf)
+    if conf[db_options.GROUP].connection:
+        return None
+    return opts.state_path(conf)
+
+
+def create_directory(path):
+    """Create the state directory (mode 0700) if it does not exist.
+
+    Done when the database is first used, never by reading commands on a
+    database that does not exist (see :func:`sqlite_file`).
+
+    :param path: what :func:`state_directory` returned; None does nothing.
+    :raises murano_cidr.exceptions.InvalidConfig: if it cannot be created.
+    """
+    if path is None:
+        return
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError as e:
@@ -53,7 +77,24 @@ def connection_url(conf):
             option="state_path",
             reason="cannot create %s for the embedded database: %s"
             % (path, e.strerror or e))
-    return "sqlite:///" + os.path.join(path, SQLITE_FILE)
+
+
+def sqlite_file(url):
+    """Return the file an SQLite URL names, or None.
+
+    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
+    :returns: the path, or None for another database, an in-memory one, a
+        URI filename (``file:...``) or a URL that cannot be parsed.
+    """
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa_exc.ArgumentError, ValueError, TypeError):
+        return None
+    database = parsed.database
+    if (parsed.get_backend_name() != "sqlite" or not database
+            or database == ":memory:" or database.startswith("file:")):
+        return None
+    return database
 
 
 def serves_one_host(url):

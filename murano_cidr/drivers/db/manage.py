@@ -19,7 +19,10 @@ Usage::
     murano-cidr-manage [--config-file murano.conf] db stamp REVISION
 
 The database is ``[cidr_allocator_database] connection`` (unset: the SQLite
-file under ``[cidr_allocator] state_path``).
+file under ``[cidr_allocator] state_path``). ``db sync`` creates that file
+and its directory; ``db version`` (like ``murano-cidr-status upgrade
+check``) only reads, and reports a file that does not exist as a database
+without tables, creating nothing.
 """
 
 from murano_cidr.drivers.db import connection

@@ -23,6 +23,7 @@ take an engine (for tests and tools that hold one).
 """
 
 import enum
+import os
 
 from alembic import command as alembic_command
 from alembic import config as alembic_config
@@ -32,6 +33,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import connection as db_connection
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -344,6 +346,18 @@ def _with_database(conf, func, *args):
         database.close()
 
 
+def _read_database(conf, func, absent):
+    """Run a read; an SQLite file that does not exist is never created.
+
+    :returns: what ``func(engine)`` returns, or ``absent`` when the
+        database is an SQLite file that does not exist (yet).
+    """
+    path = db_connection.sqlite_file(db_connection.connection_url(conf))
+    if path is not None and not os.path.exists(path):
+        return absent
+    return _with_database(conf, func)
+
+
 def _check_known(revision):
     if revision in ("head", "heads", "base"):
         return
@@ -398,12 +412,15 @@ def stamp(conf, revision):
 def current_revision(conf):
     """Return the schema revision of the configured database.
 
+    A read: an SQLite file (or its directory) that does not exist is not
+    created.
+
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :returns: a revision id, or None for a database without the tables.
     :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
         cannot be reached.
     """
-    return _with_database(conf, revision_of_engine)
+    return _read_database(conf, revision_of_engine, None)
 
 
 def current_schema(conf):
@@ -413,4 +430,4 @@ def current_schema(conf):
     :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
         cannot be reached.
     """
-    return _with_database(conf, schema_of_engine)
+    return _read_database(conf, schema_of_engine, (None, []))

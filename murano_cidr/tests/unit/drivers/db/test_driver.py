@@ -26,6 +26,7 @@ from oslo_db import options as db_options
 import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import driver as db_driver
@@ -308,6 +309,7 @@ class TestErrors(base.DbTestCase):
         url = connection.connection_url(conf)
         self.assertEqual("sqlite:///%s/new/dir/murano-cidr.sqlite"
                          % self.state_path, url)
+        self.assertFalse(os.path.exists(self.state_path + "/new"))
 
     def test_unwritable_state_path_is_a_config_error(self):
         conf = cfg.ConfigOpts()
@@ -315,9 +317,9 @@ class TestErrors(base.DbTestCase):
         blocker = self.state_path + "/file"
         open(blocker, "w").close()
         conf.set_override("state_path", blocker + "/dir", group=opts.GROUP)
-        e = self.assertRaises(exceptions.InvalidConfig,
-                              connection.connection_url,
-                              conf)
+        driver = allocator.get_allocator(conf)
+        self.addCleanup(driver.close)
+        e = self.assertRaises(exceptions.InvalidConfig, driver.list)
         self.assertIn("state_path", str(e))
 
     def test_the_service_database_group_is_not_read(self):

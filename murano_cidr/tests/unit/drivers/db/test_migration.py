@@ -14,6 +14,7 @@
 
 import os
 
+import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.cmd import cli
@@ -212,3 +213,45 @@ class TestSchemaTools(ManageTestCase):
             self.assertNotIn("do not exist", text, args)
         self.assertEqual(0, self.manage("db", "stamp", "head")[0])
         self.assertIn("net-1", self.listed())
+
+
+class TestReadingCommandsWriteNothing(base.TestCase):
+    """``db version`` and the status check on a home without state."""
+
+    def setUp(self):
+        super().setUp()
+        self.home = self.useFixture(fixtures.TempDir()).path
+        self.useFixture(fixtures.EnvironmentVariable("HOME", self.home))
+        self.useFixture(fixtures.EnvironmentVariable("XDG_STATE_HOME"))
+        self.conf_file = os.path.join(self.home, "murano.conf")
+        with open(self.conf_file, "w") as f:
+            # The default's value, read under this test's $HOME (the
+            # default itself was computed when opts was imported).
+            f.write("[cidr_allocator]\ndriver = db\n"
+                    "state_path = ~/.local/state/murano-cidr\n")
+
+    def assertNothingWritten(self):
+        self.assertEqual(["murano.conf"], sorted(
+            name for name in os.listdir(self.home) if name != ".cache"))
+
+    def test_db_version(self):
+        code, out, err = self.run_main(manage.main, "--config-file",
+                                       self.conf_file, "db", "version")
+        self.assertEqual((0, "None\n"), (code, out), err)
+        self.assertNothingWritten()
+
+    def test_upgrade_check(self):
+        code, out, err = self.run_main(status.main, "--config-file",
+                                       self.conf_file, "upgrade", "check")
+        self.assertEqual(2, code, err)
+        self.assertIn("has no murano-cidr tables", out)
+        self.assertNothingWritten()
+
+    def test_db_sync_creates_them(self):
+        code, out, err = self.run_main(manage.main, "--config-file",
+                                       self.conf_file, "db", "sync")
+        self.assertEqual(0, code, err)
+        path = os.path.join(self.home, ".local", "state", "murano-cidr")
+        self.assertEqual(0o700, os.stat(path).st_mode & 0o777)
+        self.assertTrue(os.path.exists(os.path.join(path,
+                                                    "murano-cidr.sqlite")))
