@@ -114,13 +114,28 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     def confirm(self, owner):
         """Say that the subnet of ``owner`` now exists.
 
-        A driver that holds a short-lived reservation may drop it; others do
+        A driver that holds a short-lived reservation may drop it; a driver
+        that keeps records marks the allocation confirmed; others do
         nothing.
+
+        The caller's duty: call it only once the subnet exists on its router
+        (for Murano, after the Heat stack push that created the subnet and
+        its router interface), never before. From then on the router is the
+        record: every allocation of the scope reads ``taken`` and never
+        hands the CIDR out while the subnet is there, whatever this call
+        does. So a caller whose subnet exists must not fail, roll back or
+        release when ``confirm`` raises: it logs the error and goes on, as
+        :meth:`murano_cidr.integration.murano.NetworkCidrAllocator.confirm_cidr`
+        does. A caller that has no subnet yet has not reached ``confirm``;
+        if its reservation is lost before the subnet is created, it
+        releases and allocates again.
 
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.ReservationLost: if the reservation
             expired before it was confirmed (drivers with reservations).
+        :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
+            store cannot record it; the allocation stays unconfirmed.
         """
         allocation_mod.validate_owner(owner)
 

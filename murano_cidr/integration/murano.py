@@ -41,6 +41,7 @@ handed a :class:`~murano_cidr.integration.neutron.RouterReader` and reads
 the router at the moment it decides, after it holds its lock or row.
 """
 
+import collections
 import threading
 
 from oslo_config import cfg
@@ -49,6 +50,7 @@ from oslo_log import log as logging
 from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities
+from murano_cidr import exceptions
 from murano_cidr.integration import neutron
 from murano_cidr.operations import reconciling
 from murano_cidr import opts
@@ -132,11 +134,17 @@ class NetworkCidrAllocator(object):
 
     A warning is logged when the driver's store serves one host only (an
     SQLite database, file locks).
+
+    :ivar confirm_failures: a :class:`collections.Counter` of the
+        confirmations that failed, by error class name.
+    :ivar release_failures: the same, of the releases.
     """
 
     def __init__(self, conf=None, driver=None):
         self.driver = (driver if driver is not None
                        else allocator.get_allocator(conf))
+        self.confirm_failures = collections.Counter()
+        self.release_failures = collections.Counter()
         store = self.driver.single_host_store
         if store is not None:
             LOG.warning("The %s driver keeps its state in %s, which serves "
@@ -185,20 +193,47 @@ class NetworkCidrAllocator(object):
         return cidr
 
     def confirm_cidr(self, net_id):
-        """Say that the network's subnet now exists in Neutron.
+        """Say that the network's subnet now exists in Neutron; never raises.
 
-        Call it after the Heat stack push that creates the subnet; a driver
-        that holds a reservation drops it here.
+        Call it after the Heat stack push that created the subnet and its
+        router interface. Neutron accepted that interface, so the router is
+        the record from then on: every allocation on the router reads it
+        and never hands the CIDR out while the subnet is there. A driver
+        that could not confirm (a ``lock`` reservation that expired first,
+        an unreachable database) therefore does not fail a deployment that
+        worked: the error is logged as a warning and counted
+        (:attr:`confirm_failures`), and the deployment goes on.
 
         :param net_id: the network's id, as given to
             :meth:`get_available_cidr`.
-        :raises murano_cidr.exceptions.ReservationLost: if the reservation
-            expired first; release and allocate again.
+        :returns: True if the driver confirmed it, False if it failed.
         """
-        self.driver.confirm(net_id)
+        try:
+            self.driver.confirm(net_id)
+        except Exception as e:
+            self.confirm_failures[type(e).__name__] += 1
+            # NOTE: a library error is one line; anything else is a bug of
+            # a driver, whose traceback is worth the log.
+            LOG.warning("Could not confirm the CIDR of network %s (%s: %s); "
+                        "its subnet is on the router, which keeps the CIDR "
+                        "from being handed out again, so the deployment "
+                        "goes on (%d confirmations failed in this process)",
+                        net_id, type(e).__name__, e,
+                        sum(self.confirm_failures.values()),
+                        exc_info=not isinstance(
+                            e, exceptions.MuranoCidrException))
+            return False
+        return True
 
     def release_cidr(self, net_id):
         """Free the network's CIDR once the network is deleted.
+
+        A release that fails is logged as an error naming what reclaims the
+        allocation, counted (:attr:`release_failures`), and raised: Murano's
+        DSL mutes an exception of ``.destroy`` ("Muted exception during
+        execution of .destroy") and deletes the environment anyway, so the
+        allocation stays until ``murano-cidr reconcile`` or ``murano-cidr
+        prune --murano-db`` releases it.
 
         :param net_id: the network's id, as given to
             :meth:`get_available_cidr`.
@@ -207,7 +242,19 @@ class NetworkCidrAllocator(object):
         :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
             store cannot be reached.
         """
-        released = self.driver.release(net_id)
+        try:
+            released = self.driver.release(net_id)
+        except Exception as e:
+            self.release_failures[type(e).__name__] += 1
+            LOG.error("Could not release the CIDR of network %s (%s: %s): "
+                      "its allocation stays, keeping the CIDR out of the "
+                      "pool, until 'murano-cidr reconcile' (once its subnet "
+                      "is off the router) or 'murano-cidr prune "
+                      "--murano-db' (once the network is no object of "
+                      "Murano's database) releases it (%d releases failed "
+                      "in this process)", net_id, type(e).__name__, e,
+                      sum(self.release_failures.values()))
+            raise
         if released:
             LOG.info("Released the CIDR of network %s", net_id)
         return released
@@ -263,11 +310,18 @@ def get_available_cidr(client, router_id, net_id, ip_version=4):
 
 
 def confirm_cidr(net_id):
-    """Confirm a CIDR with the process-wide allocator.
+    """Confirm a CIDR with the process-wide allocator; never raises.
 
     See :meth:`NetworkCidrAllocator.confirm_cidr`.
     """
-    shared_allocator().confirm_cidr(net_id)
+    try:
+        shared = shared_allocator()
+    except Exception as e:
+        LOG.warning("Could not confirm the CIDR of network %s (%s: %s); its "
+                    "subnet is on the router, so the deployment goes on",
+                    net_id, type(e).__name__, e)
+        return False
+    return shared.confirm_cidr(net_id)
 
 
 def release_cidr(net_id):

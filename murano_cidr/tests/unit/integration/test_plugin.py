@@ -171,6 +171,19 @@ class TestConfigured(PluginTestCase):
         self.assertIn(path, line)
         self.assertIn("train-2023.2", line)
 
+    def test_confirm_never_raises_into_muranopl(self):
+        self.configure_db()
+        self.load()
+        engine = self.engine()
+        cidr = engine.get_available_cidr(ROUTER_ID, NET_ID)
+        self.useFixture(fixtures.MockPatchObject(
+            adapter.shared_allocator().driver, "confirm",
+            side_effect=exceptions.ReservationLost(
+                cidr=cidr, owner="144", reason="its lock expired")))
+        self.assertIsNone(engine.confirm_cidr(NET_ID))
+        self.assertEqual({"ReservationLost": 1},
+                         dict(adapter.shared_allocator().confirm_failures))
+
     def test_once_per_process(self):
         self.configure_db()
         self.load()
