@@ -23,6 +23,7 @@ which retry lost races, deadlocks and dropped connections with
 
 import contextlib
 import threading
+import time
 import warnings
 
 from oslo_db import api as oslo_db_api
@@ -36,6 +37,7 @@ from sqlalchemy import exc as sa_exc
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
+from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -97,13 +99,11 @@ class Database(object):
                 reason="%s is not a usable SQLAlchemy URL: %s"
                 % (self.safe_url, messages.one_line(e)))
         self.backend = parsed.get_backend_name()
-        parameters = group.connection_parameters or None
-        if self.backend == "mysql" and "charset" not in parsed.query:
-            # NOTE: the tables are utf8mb4; oslo.db would otherwise ask for
-            # utf8 (utf8mb3), which cannot carry every owner or scope.
-            parameters = "&".join(p for p in (parameters, "charset=utf8mb4")
-                                  if p)
+        # Our bounded waits, then the URL's query and connection_parameters.
+        url = timeouts.merged_url(self.url, group.connection_parameters,
+                                  db_options.GROUP)
         self.max_retries = group.db_max_retries
+        self.call_timeout = group.call_timeout
         self.connect_retries = group.max_retries
         self.connect_interval = group.retry_interval
         self._schema_check = schema_check
@@ -113,7 +113,7 @@ class Database(object):
         settings = {
             # Everything is set here, so nothing is read from the global
             # [database] group of the service this library lives in.
-            "connection": self.url,
+            "connection": url,
             "slave_connection": None,
             "asyncio_connection": None,
             "asyncio_slave_connection": None,
@@ -127,11 +127,11 @@ class Database(object):
             "pool_timeout": group.pool_timeout,
             "sqlite_synchronous": group.sqlite_synchronous,
             "connection_trace": group.connection_trace,
-            "connection_parameters": parameters,
-            # No connection test when the engine is created: the first
-            # operation waits for the server (wait_for_connection).
-            "max_retries": 0,
-            "retry_interval": 0,
+            "connection_parameters": None,
+            # oslo.db tries the first connection of the engine max_retries
+            # times, retry_interval seconds apart.
+            "max_retries": self.connect_retries,
+            "retry_interval": self.connect_interval,
             "thread_checkin": True,
             "json_serializer": None,
             "json_deserializer": None,
@@ -147,15 +147,37 @@ class Database(object):
         self._manager.append_on_engine_create(connection.sqlite_wal)
         self._manager.append_on_engine_create(connection.read_committed)
         self._manager.append_on_engine_create(connection.fewer_round_trips)
-        self._retry = oslo_db_api.wrap_db_retry(
+
+    def _retry(self, func):
+        """Run ``func(connected)`` with the retries of one call.
+
+        ``func`` calls ``connected(True)`` once it holds a connection.
+
+        A lost race, a deadlock or a connection lost after it was made is
+        retried, at most ``db_max_retries`` times and never once
+        ``call_timeout`` seconds have passed; a connection that cannot be
+        made ends the call (the first one of the process was already
+        waited for: :meth:`wait_for_connection`).
+        """
+        deadline = time.monotonic() + self.call_timeout
+        connected = []
+
+        def attempt():
+            del connected[:]
+            return func(connected.append)
+
+        def retriable(error):
+            if time.monotonic() >= deadline:
+                return False
+            if isinstance(error, db_exc.DBConnectionError):
+                return bool(connected)
+            return (isinstance(error, db_exc.DBDeadlock)
+                    or _retry_on(error))
+
+        return oslo_db_api.wrap_db_retry(
             max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
-            retry_on_deadlock=True, retry_on_disconnect=True, jitter=True,
-            exception_checker=_retry_on)
-        self._connect_retry = oslo_db_api.wrap_db_retry(
-            max_retries=self.connect_retries,
-            retry_interval=self.connect_interval, inc_retry_interval=False,
-            retry_on_disconnect=True)
+            jitter=True, exception_checker=retriable)(attempt)()
 
     # -- engine and errors -------------------------------------------------
 
@@ -189,7 +211,9 @@ class Database(object):
         except (db_exc.DBDeadlock, db_exc.DBDuplicateEntry) as e:
             raise self.unavailable(
                 "still conflicting with concurrent allocators after %d "
-                "retries (%s)" % (self.max_retries, messages.one_line(e)))
+                "retries or %d s ([%s] db_max_retries, call_timeout) (%s)"
+                % (self.max_retries, self.call_timeout, db_options.GROUP,
+                   messages.one_line(e)))
         except db_exc.DBNonExistentDatabase as e:
             raise self.unavailable("the database does not exist (%s)"
                                    % messages.one_line(e))
@@ -215,43 +239,24 @@ class Database(object):
     def wait_for_connection(self):
         """Connect once, waiting for a database that does not answer yet.
 
-        A failed attempt is logged once, naming the database (password
-        hidden) and the wait, then retried ``[cidr_allocator_database]
-        max_retries`` times, ``retry_interval`` seconds apart (oslo.db's
-        options; the console scripts default to fewer, see
+        oslo.db tries the first connection ``[cidr_allocator_database]
+        max_retries`` times, ``retry_interval`` seconds apart, logging each
+        failure (its options; the console scripts default to fewer, see
         :func:`murano_cidr.drivers.db.options.set_command_defaults`). Run
         once, before the first operation.
 
         :raises murano_cidr.exceptions.DatabaseUnavailable: if no attempt
             connects.
         """
-        failures = []
-
-        def attempt():
-            try:
-                with self.engine.connect():
-                    return
-            except db_exc.DBConnectionError as e:
-                failures.append(e)
-            # NOTE: logged outside the except block, or oslo.log appends
-            # the exception being handled to the line.
-            if len(failures) == 1 and self.connect_retries:
-                LOG.warning(
-                    "Cannot connect to the allocation database %s (%s); "
-                    "waiting for it: %d more attempts, %d s apart "
-                    "([%s] max_retries, retry_interval)", self.safe_url,
-                    messages.one_line(failures[0]), self.connect_retries,
-                    self.connect_interval, db_options.GROUP)
-            raise failures[-1]
-
         with self.translate_errors():
             try:
-                self._connect_retry(attempt)()
+                self._manager.writer.get_engine()
             except db_exc.DBConnectionError as e:
                 raise self.unavailable(
-                    "cannot connect, %d attempts %d s apart (%s)"
-                    % (len(failures), self.connect_interval,
-                       messages.one_line(e)))
+                    "cannot connect, %d attempts %d s apart ([%s] "
+                    "max_retries, retry_interval) (%s)"
+                    % (max(self.connect_retries, 1), self.connect_interval,
+                       db_options.GROUP, messages.one_line(e)))
 
     # -- schema --------------------------------------------------------------
 
@@ -268,14 +273,15 @@ class Database(object):
                 return
             self.wait_for_connection()
 
-            def attempt():
+            def attempt(connected):
                 with self.engine.connect() as connection:
+                    connected(True)
                     self._schema_check(connection, self.safe_url)
 
             # A server that is restarting or failing over gets the same
             # retries as any other operation.
             with self.translate_errors():
-                self._retry(attempt)()
+                self._retry(attempt)
             self._synced = True
 
     # -- transactions ------------------------------------------------------
@@ -312,12 +318,13 @@ class Database(object):
     def _transaction(self, side, func, args, kwargs):
         self.ensure_synced()
 
-        def attempt():
+        def attempt(connected):
             with side.connection.using(_Context()) as conn:
+                connected(True)
                 return func(conn, *args, **kwargs)
 
         with self.translate_errors():
-            return self._retry(attempt)()
+            return self._retry(attempt)
 
     def close(self):
         """Close the pooled connections (the engine stays usable)."""

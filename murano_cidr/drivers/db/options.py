@@ -49,8 +49,20 @@ database_opts = [
     cfg.StrOpt(
         "connection_parameters",
         default="",
-        help=_("Extra parameters appended to the connection URL's query "
-               "string, as param1=value1&param2=value2.")),
+        help=_("Parameters of the connection, as "
+               "param1=value1&param2=value2; each overrides the same "
+               "parameter of the URL's query and of the defaults that bound "
+               "every wait. Defaults for PostgreSQL (psycopg2): "
+               "connect_timeout=5, keepalives=1, keepalives_idle=5, "
+               "keepalives_interval=2, keepalives_count=3, "
+               "tcp_user_timeout=10000 (ms), options=-c "
+               "statement_timeout=20000 -c "
+               "idle_in_transaction_session_timeout=15000. For MySQL and "
+               "MariaDB (PyMySQL): charset=utf8mb4, connect_timeout=5, "
+               "read_timeout=20, write_timeout=20, init_command=SET SESSION "
+               "innodb_lock_wait_timeout = 15 (and, on MariaDB, "
+               "idle_transaction_timeout = 15). See the administrator "
+               "guide's 'Timeouts and partitions'.")),
     cfg.BoolOpt(
         "sqlite_synchronous",
         default=True,
@@ -95,10 +107,11 @@ database_opts = [
         "max_retries",
         default=10,
         min=0,
-        help=_("How often the first connection of a process is retried "
+        help=_("How often the first connection of a process is tried "
                "when the database does not answer (oslo.db's option of the "
                "same name, with its default; unlike oslo.db's, -1 is not "
-               "accepted). Each wait is logged with the database's URL. "
+               "accepted; 0 tries it once, as part of the first "
+               "operation). oslo.db logs each failed attempt. "
                "The murano-cidr commands default to "
                "%(retries)d retries, %(interval)d s apart, so that an "
                "unreachable database fails them within seconds; set it "
@@ -112,13 +125,25 @@ database_opts = [
         help=_("Seconds between two attempts of that first connection "
                "(oslo.db's option of the same name, with its default).")),
     cfg.IntOpt(
+        "call_timeout",
+        default=30,
+        min=1,
+        help=_("Seconds after which an operation (allocate, confirm, "
+               "release, get, list, ...) is no longer retried: it then "
+               "fails with a 'database unavailable' error once its current "
+               "attempt ends, which the connection parameters bound. The "
+               "first operation of a process also waits for the first "
+               "connection (max_retries, retry_interval).")),
+    cfg.IntOpt(
         "db_max_retries",
         default=20,
         min=0,
         help=_("How often one operation is retried after it lost a race to "
                "another allocator, hit a deadlock or lost its connection, "
                "with a growing, randomised pause, before it fails with a "
-               "'database unavailable' error.")),
+               "'database unavailable' error; no retry starts after "
+               "call_timeout, and a connection that cannot be made is not "
+               "retried.")),
 ]
 
 

@@ -1,0 +1,179 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Bounded waits: connection parameters, their merge, and the call deadline.
+
+Pauses are recorded, not slept (``time.sleep`` is replaced), and the call
+deadline runs on a fake clock.
+"""
+
+import fixtures
+from oslo_db import exception as db_exc
+
+from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import timeouts
+from murano_cidr import exceptions
+from murano_cidr import opts
+from murano_cidr.tests import base
+
+#: Nothing listens on port 1.
+MYSQL_DOWN = "mysql+pymysql://murano:s3cret@127.0.0.1:1/murano"
+PG_DOWN = "postgresql+psycopg2://murano:s3cret@127.0.0.1:1/murano"
+
+
+class DatabaseTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.pauses = []
+        self.useFixture(fixtures.MonkeyPatch("time.sleep",
+                                             self.pauses.append))
+
+    def database(self, url, **options):
+        options.setdefault("max_retries", 0)
+        self.config_fixture.config(group=opts.DATABASE_GROUP,
+                                   connection=url, **options)
+        database = api.Database(self.conf)
+        self.addCleanup(database.close)
+        return database
+
+    def query(self, url, **options):
+        return dict(self.database(url, **options).engine.url.query)
+
+
+class TestParameters(DatabaseTestCase):
+
+    def test_operator_charset_replaces_ours_on_mysql(self):
+        # Issue 19.2: the query was {'charset': ('utf8', 'utf8mb4')}.
+        query = self.query(MYSQL_DOWN, connection_parameters="charset=utf8")
+        self.assertEqual("utf8", query["charset"])
+
+    def test_mysql_defaults_bound_every_wait(self):
+        query = self.query(MYSQL_DOWN)
+        self.assertEqual({"charset": "utf8mb4", "connect_timeout": "5",
+                          "read_timeout": "20", "write_timeout": "20"},
+                         {k: query[k] for k in ("charset", "connect_timeout",
+                                                "read_timeout",
+                                                "write_timeout")})
+        self.assertIn("innodb_lock_wait_timeout = 15", query["init_command"])
+
+    def test_postgresql_defaults_and_the_operator_wins(self):
+        query = self.query(PG_DOWN, connection_parameters=(
+            "connect_timeout=2&application_name=engine"))
+        self.assertEqual("2", query["connect_timeout"])
+        self.assertEqual("engine", query["application_name"])
+        self.assertEqual("10000", query["tcp_user_timeout"])
+        self.assertEqual("3", query["keepalives_count"])
+        self.assertIn("statement_timeout=20000", query["options"])
+        self.assertIn("idle_in_transaction_session_timeout=15000",
+                      query["options"])
+
+    def test_the_urls_own_query_wins_over_the_defaults(self):
+        query = self.query(MYSQL_DOWN + "?read_timeout=7&charset=latin1")
+        self.assertEqual(("7", "latin1"),
+                         (query["read_timeout"], query["charset"]))
+
+    def test_sqlite_gets_no_network_parameters(self):
+        self.assertEqual({}, self.query("sqlite://"))
+
+    def test_bad_parameters_are_invalid_config(self):
+        for bad, why in (("charset", "is not param1=value1"),
+                         ("charset=", "charset has no value"),
+                         ("a=1&a=2", "a is given twice"),
+                         ("read_timeout=abc", "read_timeout=abc is not a"),
+                         ("charset=utf9", "charset=utf9 is not a MySQL")):
+            e = self.assertRaises(exceptions.InvalidConfig, self.database,
+                                  MYSQL_DOWN, connection_parameters=bad)
+            self.assertIn("connection_parameters", str(e))
+            self.assertIn(why, str(e))
+
+    def test_defaults_only_for_drivers_whose_names_we_know(self):
+        self.assertEqual({"charset": "utf8mb4"}, timeouts.defaults(
+            api.sa.engine.make_url("mysql+mysqlconnector://h/d")))
+
+
+class TestPostgresqlUnreachable(DatabaseTestCase):
+
+    def test_refused_connection_waits_and_is_unavailable(self):
+        # libpq 14 and later say "connection to server at ... failed",
+        # which oslo.db does not know: it failed at once, unretried.
+        database = self.database(PG_DOWN, max_retries=3, retry_interval=4)
+        e = self.assertRaises(exceptions.DatabaseUnavailable,
+                              database.wait_for_connection)
+        self.assertEqual([4, 4, 4], self.pauses)
+        self.assertIn("cannot connect, 3 attempts", str(e))
+        self.assertIn("murano:***@127.0.0.1:1", str(e))
+
+    def test_server_errors_are_not_connection_errors(self):
+        psycopg2 = timeouts.psycopg2
+        self.assertIsNone(timeouts._no_sqlstate_is_a_connection_error(
+            psycopg2.errors.QueryCanceled("canceling statement"), None,
+            "postgresql", False))
+        self.assertRaises(db_exc.DBConnectionError,
+                          timeouts._no_sqlstate_is_a_connection_error,
+                          psycopg2.OperationalError("connection to server at "
+                                                    "... failed"),
+                          None, "postgresql", False)
+
+
+class TestCallDeadline(DatabaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.now = 1000.0
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.api.time.monotonic", lambda: self.now))
+        self.database_ = self.database("sqlite://", call_timeout=10,
+                                       db_max_retries=20)
+        self.attempts = 0
+
+    def failing(self, error, seconds):
+        def func(conn):
+            self.attempts += 1
+            self.now += seconds
+            raise error
+        return func
+
+    def test_no_retry_starts_after_call_timeout(self):
+        e = self.assertRaises(
+            exceptions.DatabaseUnavailable, self.database_.write,
+            self.failing(db_exc.DBDeadlock(), 4))
+        # 0 s, 4 s and 8 s started; at 12 s the deadline had passed.
+        self.assertEqual(3, self.attempts)
+        self.assertIn("call_timeout", str(e))
+
+    def test_a_lost_connection_is_retried_within_the_deadline(self):
+        self.assertRaises(exceptions.DatabaseUnavailable,
+                          self.database_.read,
+                          self.failing(db_exc.DBConnectionError(), 1))
+        self.assertEqual(10, self.attempts)
+
+    def test_retries_stop_at_db_max_retries_first(self):
+        self.assertRaises(exceptions.DatabaseUnavailable,
+                          self.database_.read,
+                          self.failing(db_exc.DBDeadlock(), 0))
+        self.assertEqual(21, self.attempts)
+
+
+class TestNoReconnectLoop(DatabaseTestCase):
+
+    def test_a_connection_that_cannot_be_made_is_not_retried(self):
+        # The 124.7 s of issue 15: every one of db_max_retries reconnects
+        # waited a connect timeout. Once the first connection was waited
+        # for, an operation that cannot connect fails at once.
+        database = self.database(MYSQL_DOWN, max_retries=0,
+                                 db_max_retries=20)
+        connects = []
+        self.assertRaises(exceptions.DatabaseUnavailable, database.read,
+                          connects.append)
+        self.assertEqual([], connects)
+        self.assertEqual([], self.pauses)
