@@ -20,9 +20,9 @@ import fixtures
 from oslo_db import exception as db_exc
 
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
-from murano_cidr import opts
 from murano_cidr.tests import base
 
 #: Nothing listens on port 1.
@@ -40,7 +40,7 @@ class DatabaseTestCase(base.TestCase):
 
     def database(self, url, **options):
         options.setdefault("max_retries", 0)
-        self.config_fixture.config(group=opts.DATABASE_GROUP,
+        self.config_fixture.config(group=db_options.GROUP,
                                    connection=url, **options)
         database = api.Database(self.conf)
         self.addCleanup(database.close)
