@@ -193,7 +193,15 @@ class Database(object):
             connection.create_directory(self._directory)
             self._directory = None
         with self.translate_errors():
-            return self._manager.writer.get_engine()
+            try:
+                return self._manager.writer.get_engine()
+            except db_exc.DBConnectionError as e:
+                # oslo.db tried the first connection (max_retries).
+                raise self.unavailable(
+                    "cannot connect, %d attempts %d s apart ([%s] "
+                    "max_retries, retry_interval) (%s)"
+                    % (max(self.connect_retries, 1), self.connect_interval,
+                       db_options.GROUP, messages.one_line(e)))
 
     @contextlib.contextmanager
     def translate_errors(self):
@@ -248,15 +256,7 @@ class Database(object):
         :raises murano_cidr.exceptions.DatabaseUnavailable: if no attempt
             connects.
         """
-        with self.translate_errors():
-            try:
-                self._manager.writer.get_engine()
-            except db_exc.DBConnectionError as e:
-                raise self.unavailable(
-                    "cannot connect, %d attempts %d s apart ([%s] "
-                    "max_retries, retry_interval) (%s)"
-                    % (max(self.connect_retries, 1), self.connect_interval,
-                       db_options.GROUP, messages.one_line(e)))
+        self.engine  # oslo.db creates it once a connection succeeded
 
     # -- schema --------------------------------------------------------------
 
