@@ -34,6 +34,7 @@ import sqlalchemy as sa
 
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection as db_connection
+from murano_cidr.drivers.db import synclock
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -263,9 +264,14 @@ def upgrade_engine(engine, revision="head"):
     :raises murano_cidr.exceptions.ForeignTables: if tables with the
         driver's names exist without a recorded revision; nothing is
         changed.
+    :raises murano_cidr.exceptions.DatabaseUnavailable: if another sync
+        of the database held its lock too long (see
+        :mod:`~murano_cidr.drivers.db.synclock`).
     """
-    with engine.begin() as connection:
-        check_upgradable(connection, messages.safe_url(engine.url))
+    url = messages.safe_url(engine.url)
+    with engine.connect() as connection, synclock.transaction(connection,
+                                                              url):
+        check_upgradable(connection, url)
         alembic_command.upgrade(alembic_configuration(connection), revision)
 
 
