@@ -14,7 +14,8 @@
 
 A :class:`FreeMap` says which candidates are blocked by taken addresses, as
 sorted index ranges, and answers "the n-th free candidate" and "the first free
-candidate at or after i" by bisection. Pure: no I/O.
+candidate at or after i" by bisection. A :class:`BlockedRanges` is the
+same knowledge, kept up to date one range at a time. Pure: no I/O.
 """
 
 import bisect
@@ -49,6 +50,13 @@ class FreeMap(object):
     def free(self):
         """The number of free candidates."""
         return self.size - self.blocked
+
+    def blocked_ranges(self):
+        """Return the blocked index ranges, merged and sorted.
+
+        :returns: a list of inclusive ``(lo, hi)`` pairs.
+        """
+        return list(zip(self._los, self._his))
 
     def is_free(self, index):
         """Tell whether candidate ``index`` is free."""
@@ -96,3 +104,66 @@ class FreeMap(object):
                 if self._los and self._los[0] == 0:
                     start = self._his[0] + 1
         return start
+
+
+class BlockedRanges(object):
+    """Blocked candidates of a pool, changed one range at a time.
+
+    Each change costs a bisection and a list splice; the ranges stay merged
+    (no two touch), so the first unblocked candidate after a blocked one is
+    one step away.
+
+    :param size: the number of candidates in the pool.
+    :param ranges: inclusive ``(lo, hi)`` ranges, merged and sorted (as
+        :meth:`FreeMap.blocked_ranges` returns them).
+    """
+
+    def __init__(self, size, ranges=()):
+        self.size = size
+        self._los = [lo for lo, _hi in ranges]
+        self._his = [hi for _lo, hi in ranges]
+
+    def __len__(self):
+        """The number of disjoint blocked ranges."""
+        return len(self._los)
+
+    def is_blocked(self, index):
+        """Tell whether candidate ``index`` is blocked."""
+        i = bisect.bisect_right(self._los, index) - 1
+        return i >= 0 and self._his[i] >= index
+
+    def next_unblocked(self, index):
+        """Return the first unblocked index at or after ``index``, or None.
+
+        Never wraps: None if every candidate from ``index`` on is blocked.
+        """
+        i = bisect.bisect_right(self._los, index) - 1
+        if i >= 0 and self._his[i] >= index:
+            index = self._his[i] + 1
+        return index if index < self.size else None
+
+    def add(self, lo, hi):
+        """Block the candidates ``lo`` to ``hi`` (inclusive)."""
+        i = bisect.bisect_left(self._his, lo - 1)
+        j = bisect.bisect_right(self._los, hi + 1)
+        if i < j:
+            lo = min(lo, self._los[i])
+            hi = max(hi, self._his[j - 1])
+        self._los[i:j] = [lo]
+        self._his[i:j] = [hi]
+
+    def discard(self, lo, hi):
+        """Unblock the candidates ``lo`` to ``hi`` (inclusive)."""
+        i = bisect.bisect_left(self._his, lo)
+        j = bisect.bisect_right(self._los, hi)
+        if i >= j:
+            return
+        los, his = [], []
+        if self._los[i] < lo:
+            los.append(self._los[i])
+            his.append(lo - 1)
+        if self._his[j - 1] > hi:
+            los.append(hi + 1)
+            his.append(self._his[j - 1])
+        self._los[i:j] = los
+        self._his[i:j] = his

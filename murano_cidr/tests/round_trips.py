@@ -20,8 +20,8 @@ functional ones.
 from murano_cidr.tools.bench import counting
 
 #: The statements of an allocation in a scope the process has seen: the
-#: scope row's lock, then the window read and the insert.
-ALLOCATE = ["UPDATE", "SELECT", "INSERT"]
+#: scope row's lock, then the insert that checks the candidate is free.
+ALLOCATE = ["UPDATE", "INSERT"]
 CONFIRM = ["UPDATE"]
 
 

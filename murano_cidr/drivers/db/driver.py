@@ -16,26 +16,32 @@ No two live allocations of a scope overlap, and an owner never holds two
 CIDRs, whatever the number of engines, hosts or pool settings: the
 database enforces it, not a check in Python.
 
-How an allocation is decided, in one transaction of three statements:
+How an allocation is decided, in one transaction of two statements:
 
 1. the scope's row is updated, which locks it: allocations of one scope
    queue behind each other, and everything read next is current (PostgreSQL
    reads committed data; the driver sets READ COMMITTED on its MySQL
    sessions). On Galera, where locks are per node, two such transactions
    conflict at commit and one is retried;
-2. a random candidate free of ``taken`` is picked, and one statement reads
-   whether the owner already holds a CIDR (then it is returned: allocation
-   is idempotent) and the scope's rows in a small window of candidates from
-   there (index lookups); a free candidate of the window is picked at
-   random, and only when the window is full does the search move on, with
-   a window twice as wide;
-3. the row is inserted: the unique owner and the unique (scope, IP version,
-   first address) turn any race that slipped through into a duplicate key.
+2. a candidate is drawn at random among those ``taken`` and the driver's
+   summary of the scope leave free (:mod:`murano_cidr.drivers.db.search`),
+   and inserted by an ``INSERT ... SELECT`` that inserts nothing if the
+   owner already holds a CIDR or a row of the scope overlaps the candidate
+   (index lookups: the rows starting inside it, and each possible start
+   of a CIDR containing it). The unique owner and the unique (scope, IP
+   version, first address) turn any race that slipped through into a
+   duplicate key.
+
+When nothing was inserted, one more statement reads whether the owner
+holds a CIDR (then it is returned: allocation is idempotent) and the
+rows around the candidate, and another candidate is drawn. The first
+allocation of a process in a scope also reads the scope's rows once, to
+build the summary.
 
 So overlapping CIDRs of different sizes (a /23 and a /24 during a rolling
 configuration change) are impossible too: both allocations hold the same
-scope row. No ``SELECT ... FOR UPDATE`` and no check-then-insert in Python
-alone.
+scope row, and the database checks the overlap. No ``SELECT ... FOR
+UPDATE`` and no check-then-insert in Python alone.
 
 Lost races, deadlocks and dropped connections are retried by
 ``oslo_db.api.wrap_db_retry`` (``[cidr_allocator_database] db_max_retries``
@@ -59,6 +65,7 @@ from murano_cidr.drivers.db import manage as db_manage
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import search
 from murano_cidr.drivers.db import status as db_status
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -66,39 +73,9 @@ from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 
-#: Candidates read around the random start of a search. At 90 % fill a
-#: window of 16 holds a free candidate 81 % of the time, and the next,
-#: twice as wide, 96 % of the rest: few rows are read, even when full.
-WINDOW = 16
-
-
 # NOTE: the operating system's randomness, so forked engines never share a
 # seed and never start their searches at the same place.
 _RANDOM = secrets.SystemRandom()
-
-
-def _block_end(pool, index):
-    """Return the last index of the pool network holding ``index``."""
-    end = -1
-    for network in pool.networks:
-        end += 2 ** (pool.prefixlen - network.prefixlen)
-        if index <= end:
-            return end
-    raise IndexError("candidate %d outside a pool of %d"
-                     % (index, pool.size))
-
-
-def _free_between(free_map, lo, hi):
-    """Return the free candidate indices in ``[lo, hi]``."""
-    found = []
-    index = lo
-    while index <= hi:
-        nxt = free_map.next_free(index)
-        if nxt is None or nxt < index or nxt > hi:
-            break
-        found.append(nxt)
-        index = nxt + 1
-    return found
 
 
 def _bad_value(owner, scope, error):
@@ -167,6 +144,7 @@ class DbDriver(base.AllocatorDriver):
         super().__init__(conf)
         self.database = api.Database(conf,
                                      schema_check=migration.check_schema)
+        self._summaries = search.Summaries()
 
     shared_store_option = ("[cidr_allocator_database] connection (a "
                            "MySQL/MariaDB or PostgreSQL database)")
@@ -221,28 +199,73 @@ class DbDriver(base.AllocatorDriver):
             # A callable is read on every attempt once the scope is ours, at
             # the moment the driver decides.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        free_map = pool.free_map(taken_set)
-        index = None
-        if free_map.free:
-            if scope is None:
-                index = free_map.nth_free(_RANDOM.randrange(free_map.free))
-            else:
-                index = self._search(conn, pool, scope, owner, taken_set,
-                                     free_map)
-        if index is None or scope is None:
-            row = queries.get(conn, owner)
-            if row is not None:
-                return self._held(row, owner, scope, pool.version), False
+        taken_map = pool.free_map(taken_set)
+        if scope is None:
+            index = None
+            if taken_map.free:
+                index = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
+            cidr = self._insert(conn, owner, scope, pool, index)
+        else:
+            cidr = self._search(conn, owner, scope, pool, taken_map)
+        if cidr is not None:
+            return cidr, True
+        row = queries.get(conn, owner)
+        if row is not None:
+            return self._held(row, owner, scope, pool.version), False
+        raise self._exhausted(conn, pool, scope, taken_set)
+
+    def _insert(self, conn, owner, scope, pool, index):
+        """Insert candidate ``index`` unless forbidden; its CIDR or None."""
         if index is None:
-            raise self._exhausted(conn, pool, scope, taken_set)
+            return None
         network = pool[index]
         try:
-            queries.insert(conn, [queries.row_values(
+            inserted = queries.insert_if_free(conn, queries.row_values(
                 owner, scope, pool.version, network, False,
-                queries.utcnow())])
+                queries.utcnow()))
         except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
             raise _bad_value(owner, scope, e)
-        return str(network), True
+        return str(network) if inserted else None
+
+    def _search(self, conn, owner, scope, pool, taken_map):
+        """Insert a free candidate of a named scope; see :mod:`.search`.
+
+        :returns: the CIDR inserted, or None if the owner holds a CIDR or
+            no candidate is free.
+        """
+        summary = self._summaries.get(scope, pool)
+        complete = summary is None
+        if complete:
+            summary = self._read_summary(conn, pool, scope)
+        misses = 0
+        while True:
+            index = summary.pick(taken_map, _RANDOM)
+            if index is None:
+                if complete or not taken_map.free:
+                    return None
+                summary = self._read_summary(conn, pool, scope)
+                complete = True
+                continue
+            cidr = self._insert(conn, owner, scope, pool, index)
+            if cidr is not None:
+                summary.block(index)
+                return cidr
+            # The owner holds a CIDR, or the candidate is used.
+            lo, hi = search.window(pool, index)
+            rows, held = queries.read_window(
+                conn, scope, pool.version, pool.first_address(lo),
+                pool[hi].last, owner=owner)
+            if held:
+                return None
+            summary.learn(lo, hi, taken_mod.TakenSet(
+                pool.version, [(int(r.range_first, 16),
+                                int(r.range_last, 16)) for r in rows]))
+            # Whatever the rows said, this candidate is not drawn again.
+            summary.block(index)
+            misses += 1
+            if misses >= search.MAX_MISSES and not complete:
+                summary = self._read_summary(conn, pool, scope)
+                complete = True
 
     def _held(self, row, owner, scope, ip_version):
         if row.scope != scope or row.ip_version != ip_version:
@@ -251,38 +274,10 @@ class DbDriver(base.AllocatorDriver):
                 scope=row.scope if row.scope is not None else "(none)")
         return row.cidr
 
-    def _search(self, conn, pool, scope, owner, taken_set, taken_map):
-        """Pick a free candidate near a random one; see the module doc.
-
-        The first window's statement also tells whether ``owner`` already
-        holds a CIDR.
-
-        :returns: a candidate index, or None if the owner holds a CIDR or
-            no candidate is free.
-        """
-        index = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
-        remaining = pool.size
-        width = WINDOW
-        while remaining > 0:
-            hi = min(index + width - 1, _block_end(pool, index),
-                     index + remaining - 1)
-            rows, held = queries.read_window(
-                conn, scope, pool.version, pool.first_address(index),
-                pool[hi].last, owner=owner if width == WINDOW else None)
-            if held:
-                return None
-            window = taken_mod.TakenSet(
-                pool.version,
-                [(int(r.range_first, 16), int(r.range_last, 16))
-                 for r in rows])
-            free = _free_between(pool.free_map(taken_set.union(window)),
-                                 index, hi)
-            if free:
-                return _RANDOM.choice(free)
-            remaining -= hi - index + 1
-            index = hi + 1 if hi + 1 < pool.size else 0
-            width *= 2
-        return None
+    def _read_summary(self, conn, pool, scope):
+        summary = search.Summary(pool, self._held_in_pool(conn, pool, scope))
+        self._summaries.put(scope, summary)
+        return summary
 
     def _held_in_pool(self, conn, pool, scope):
         intervals = []
@@ -353,6 +348,7 @@ class DbDriver(base.AllocatorDriver):
         """
         scope = allocation_mod.validate_scope(scope)
         released = self.database.write(queries.delete_scope, scope)
+        self._summaries.forget(scope)
         LOG.info("Released %d allocations of scope %s", released, scope)
         return released
 

@@ -18,8 +18,8 @@ SQLAlchemy Core only, the same on SQLite, MySQL/MariaDB and PostgreSQL.
 
 Every row is a CIDR, so "what overlaps [first, last]?" is the rows
 starting inside the range plus the CIDRs containing ``first``, whose first
-address can only be ``first`` with some host bits cleared: index lookups,
-whatever the number of rows.
+address can only be ``first`` with some host bits cleared: index lookups
+(a range and equalities on the unique key), whatever the number of rows.
 """
 
 import datetime
@@ -135,14 +135,19 @@ def _containing_starts(first, ip_version):
     return sorted(starts)
 
 
+def _in_scope(null_scope):
+    if null_scope:
+        scope = ALLOCATIONS.c.scope.is_(None)
+    else:
+        scope = ALLOCATIONS.c.scope == sa.bindparam("scope")
+    return (scope, ALLOCATIONS.c.ip_version == sa.bindparam("ip_version"))
+
+
 @functools.lru_cache(maxsize=None)
 def _window_statement(starts, with_owner, null_scope, detail):
     """Build (once) the statement of :func:`read_window`.
 
-    :param starts: how many possible earlier starts are looked up; None
-        for the predecessor row alone (rows of a named scope never overlap
-        each other, so only the last one starting before the range can
-        reach into it).
+    :param starts: how many possible earlier starts are looked up.
     :param with_owner: whether the owner's own row is read too.
     :param null_scope: whether the scope is None (``IS NULL``).
     :param detail: whether ``cidr`` and ``owner`` are read too.
@@ -155,29 +160,28 @@ def _window_statement(starts, with_owner, null_scope, detail):
         return sa.select(sa.literal_column("'%s'" % kind).label("kind"),
                          *columns).where(*where)
 
-    if null_scope:
-        in_scope = (ALLOCATIONS.c.scope.is_(None),)
-    else:
-        in_scope = (ALLOCATIONS.c.scope == sa.bindparam("scope"),)
-    in_scope += (ALLOCATIONS.c.ip_version == sa.bindparam("ip_version"),)
+    in_scope = _in_scope(null_scope)
     selects = [select("w", *in_scope, ALLOCATIONS.c.range_first.between(
         sa.bindparam("lo"), sa.bindparam("hi")))]
     # NOTE: one select per possible start, each an equality on the whole
-    # unique key, rather than an IN or an OR: every planner answers those
-    # from the index, even before the table's statistics exist (PostgreSQL
-    # would otherwise filter the whole scope of a freshly filled table).
-    if starts is None:
-        selects.append(select("w", *in_scope, ALLOCATIONS.c.range_first
-                              < sa.bindparam("lo")).order_by(
-            ALLOCATIONS.c.range_first.desc()).limit(1).subquery().select())
-    else:
-        selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
-                              == sa.bindparam("start%d" % i))
-                       for i in range(starts))
+    # unique key, rather than an IN, an OR or "the last row starting
+    # before": every planner answers those from the index, even before the
+    # table's statistics exist, where MariaDB would scan the index
+    # backwards over the rows before the window, and PostgreSQL would
+    # filter the whole scope of a freshly filled table.
+    selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
+                          == sa.bindparam("start%d" % i))
+                   for i in range(starts))
     if with_owner:
         selects.append(select("o", ALLOCATIONS.c.owner
                               == sa.bindparam("owner")))
     return selects[0] if len(selects) == 1 else sa.union_all(*selects)
+
+
+def _start_params(first, ip_version):
+    starts = _containing_starts(first, ip_version)
+    return len(starts), {"start%d" % i: start
+                         for i, start in enumerate(starts)}
 
 
 def read_window(conn, scope, ip_version, first, last, owner=None,
@@ -185,10 +189,9 @@ def read_window(conn, scope, ip_version, first, last, owner=None,
     """Return the rows of a scope that overlap ``[first, last]``.
 
     The rows starting inside the range, and the CIDRs that start before it
-    and contain ``first``: index lookups only, in one statement, whatever
-    the number of rows. In a named scope, whose rows never overlap, that is
-    the predecessor row; for the scope None, whose rows may overlap, every
-    possible first address of a CIDR containing ``first``.
+    and contain ``first`` (each possible first address of a CIDR holding
+    ``first``, looked up by equality): index lookups only, in one
+    statement, whatever the number of rows.
 
     :param first: first address, as an integer.
     :param last: last address, as an integer.
@@ -202,15 +205,10 @@ def read_window(conn, scope, ip_version, first, last, owner=None,
     lo = models.address_key(first)
     params = {"scope": scope, "ip_version": ip_version, "lo": lo,
               "hi": models.address_key(last), "owner": owner}
-    if scope is None:
-        starts = _containing_starts(first, ip_version)
-        params.update(("start%d" % i, start)
-                      for i, start in enumerate(starts))
-        statement = _window_statement(len(starts), owner is not None, True,
-                                      detail)
-    else:
-        statement = _window_statement(None, owner is not None, False,
-                                      detail)
+    starts, start_params = _start_params(first, ip_version)
+    params.update(start_params)
+    statement = _window_statement(starts, owner is not None, scope is None,
+                                  detail)
     rows = []
     held = False
     for row in conn.execute(statement, params):
@@ -220,6 +218,58 @@ def read_window(conn, scope, ip_version, first, last, owner=None,
             rows.append(row)
     rows.sort(key=lambda row: row.range_first)
     return rows, held
+
+
+_VALUES = ("owner", "scope", "ip_version", "cidr", "range_first",
+           "range_last", "confirmed", "created_at")
+
+
+@functools.lru_cache(maxsize=None)
+def _insert_if_free_statement(starts):
+    """Build (once) the statement of :func:`insert_if_free`.
+
+    :param starts: how many possible earlier starts are looked up; None
+        for the scope None, whose rows may overlap.
+    """
+    values = [sa.bindparam(name, type_=ALLOCATIONS.c[name].type)
+              for name in _VALUES]
+    absent = [~sa.exists().where(ALLOCATIONS.c.owner
+                                 == sa.bindparam("owner"))]
+    if starts is not None:
+        in_scope = _in_scope(False)
+        first = sa.bindparam("range_first")
+        absent.append(~sa.exists().where(
+            *in_scope, ALLOCATIONS.c.range_first.between(
+                first, sa.bindparam("range_last"))))
+        # NOTE: an equality per possible start, as in _window_statement.
+        absent.extend(~sa.exists().where(
+            *in_scope, ALLOCATIONS.c.range_first
+            == sa.bindparam("start%d" % i), ALLOCATIONS.c.range_last >= first)
+            for i in range(starts))
+    return sa.insert(ALLOCATIONS).from_select(
+        list(_VALUES), sa.select(*values).where(*absent))
+
+
+def insert_if_free(conn, values):
+    """Insert an allocation if nothing forbids it, in one statement.
+
+    The row is inserted only if its owner holds no CIDR and, in a named
+    scope, no row of the scope overlaps it: the same index lookups as
+    :func:`read_window`, made by the database as part of the ``INSERT``.
+    Call it holding the scope's lock (:func:`lock_scope`).
+
+    :param values: the column values, from :func:`row_values`.
+    :returns: True if the row was inserted; False if the owner holds a
+        CIDR or the range is not free.
+    """
+    params = dict(values)
+    starts = None
+    if values["scope"] is not None:
+        starts, start_params = _start_params(
+            int(values["range_first"], 16), values["ip_version"])
+        params.update(start_params)
+    return conn.execute(_insert_if_free_statement(starts),
+                        params).rowcount == 1
 
 
 def held_between(conn, scope, ip_version, first, last, detail=False):

@@ -10,6 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
+import random
+
 import testtools
 
 from murano_cidr import freemap
@@ -39,3 +41,41 @@ class TestFreeMap(testtools.TestCase):
         self.assertEqual(0, fm.free)
         self.assertIsNone(fm.next_free(2))
         self.assertRaises(IndexError, fm.nth_free, 0)
+
+
+class TestBlockedRanges(testtools.TestCase):
+
+    def test_changes_match_a_set_of_indices(self):
+        rng = random.Random(1502437)
+        size = 64
+        blocked = freemap.BlockedRanges(size)
+        model = set()
+        for _ in range(2000):
+            lo = rng.randrange(size)
+            hi = min(size - 1, lo + rng.randrange(6))
+            if rng.random() < 0.6:
+                blocked.add(lo, hi)
+                model.update(range(lo, hi + 1))
+            else:
+                blocked.discard(lo, hi)
+                model.difference_update(range(lo, hi + 1))
+            self.assertEqual([i in model for i in range(size)],
+                             [blocked.is_blocked(i) for i in range(size)])
+            start = rng.randrange(size)
+            expected = next((i for i in range(start, size)
+                             if i not in model), None)
+            self.assertEqual(expected, blocked.next_unblocked(start))
+            # Merged: no two ranges touch.
+            ranges = list(zip(blocked._los, blocked._his))
+            for (_lo1, hi1), (lo2, _hi2) in zip(ranges, ranges[1:]):
+                self.assertLess(hi1 + 1, lo2)
+
+    def test_built_from_a_free_map(self):
+        fm = freemap.FreeMap(20, [(0, 1), (5, 9), (15, 15)])
+        blocked = freemap.BlockedRanges(20, fm.blocked_ranges())
+        self.assertEqual([(0, 1), (5, 9), (15, 15)], fm.blocked_ranges())
+        self.assertEqual([fm.is_free(i) for i in range(20)],
+                         [not blocked.is_blocked(i) for i in range(20)])
+        self.assertEqual(3, len(blocked))
+        self.assertIsNone(freemap.BlockedRanges(4, [(0, 3)])
+                          .next_unblocked(0))

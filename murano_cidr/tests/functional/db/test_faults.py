@@ -58,7 +58,7 @@ class FaultTests(object):
                                 ).fetchall()
 
     def test_killed_after_the_insert_is_retried(self):
-        self.kill_after("insert", 1)
+        self.kill_after("insert_if_free", 1)
         cidr = self.driver.allocate("net-1", scope="r")
         self.assertEqual(1, self.kills)
         self.assertEqual([("net-1", cidr)], self.rows())
@@ -89,7 +89,7 @@ class FaultTests(object):
         self.assertEqual(2, len(self.rows()))
 
     def test_killed_every_time_fails_cleanly(self):
-        self.kill_after("insert", 100)
+        self.kill_after("insert_if_free", 100)
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               self.driver.allocate, "net-1", scope="r")
         self.assertEqual(4, self.kills)

@@ -14,6 +14,7 @@
 
 import datetime
 import os
+import random
 import sys
 from unittest import mock
 
@@ -29,12 +30,13 @@ from murano_cidr import allocation as allocation_mod
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers.db import connection
-from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.db import options as cidr_db_options
 from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import search
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr.tests.unit.drivers.db import base
+from murano_cidr.tools.bench import counting
 
 
 def _alloc(owner, cidr, scope="r", ip_version=4, **kwargs):
@@ -132,7 +134,7 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = queries.insert
+        real = queries.insert_if_free
 
         def deadlock_once(conn, *args, **kwargs):
             if len(calls) == 1:
@@ -144,7 +146,7 @@ class TestAllocate(base.DbTestCase):
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert", deadlock_once))
+            "murano_cidr.drivers.db.queries.insert_if_free", deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
         self.assertNotEqual("10.20.0.0/24", cidr)
@@ -168,17 +170,17 @@ class TestAllocate(base.DbTestCase):
         self.assertIsNone(self.generation("r"))
 
     def test_duplicate_keys_are_retried(self):
-        real = queries.insert
+        real = queries.insert_if_free
         calls = []
 
-        def duplicate_once(conn, rows):
+        def duplicate_once(conn, values):
             calls.append(1)
             if len(calls) == 1:
                 raise db_exc.DBDuplicateEntry(columns=["owner"])
-            return real(conn, rows)
+            return real(conn, values)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert", duplicate_once))
+            "murano_cidr.drivers.db.queries.insert_if_free", duplicate_once))
         self.driver.allocate("net-1", scope="r")
         self.assertEqual(2, len(calls))
         self.assertEqual(1, len(self.rows()))
@@ -225,24 +227,97 @@ class TestAllocate(base.DbTestCase):
                               "n-4", scope="r")
         self.assertIn("%d allocated, 0 taken" % pool.size, str(e))
 
-    def test_search_reads_a_window_not_the_scope(self):
-        driver = self.make_driver(pool_cidrs=["10.0.0.0/12"])
-        driver.import_allocations(
-            [_alloc("o-%d" % i, driver.pool().cidr(i)) for i in range(0, 4096,
-                                                                      2)])
+    def spy_reads(self):
+        """Count the rows each read of the driver returns, by query."""
         seen = []
-        real = queries.read_window
+        for name in ("read_window", "held_between", "get"):
+            real = getattr(queries, name)
 
-        def spy(*args, **kwargs):
-            rows, held = real(*args, **kwargs)
-            seen.append(len(rows))
-            return rows, held
+            def spy(*args, _real=real, _name=name, **kwargs):
+                result = _real(*args, **kwargs)
+                rows = result[0] if _name == "read_window" else result
+                seen.append((_name, 0 if rows is None else
+                             1 if _name == "get" else len(rows)))
+                return result
 
-        self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.read_window", spy))
-        driver.allocate("net-1", scope="r")
-        self.assertEqual(1, len(seen))
-        self.assertLessEqual(seen[0], db_driver.WINDOW)
+            self.useFixture(fixtures.MonkeyPatch(
+                "murano_cidr.drivers.db.queries." + name, spy))
+        return seen
+
+    def fill(self, driver, scope, indices):
+        pool = driver.pool()
+        driver.import_allocations([_alloc("%s-%d" % (scope, i),
+                                          pool.cidr(i), scope=scope)
+                                   for i in indices])
+
+    def test_rows_read_do_not_grow_with_fill_or_layout(self):
+        driver = self.make_driver(pool_cidrs=["10.0.0.0/12"])
+        size = driver.pool().size
+        rng = random.Random(1502437)
+        layouts = {"packed": range(size * 9 // 10),
+                   "random": rng.sample(range(size), size * 9 // 10)}
+        for scope, indices in layouts.items():
+            self.fill(driver, scope, indices)
+            driver.allocate("warm-up-" + scope, scope=scope)
+        seen = self.spy_reads()
+        for scope in layouts:
+            for i in range(20):
+                with counting.counting(driver.database.engine) as counter:
+                    driver.allocate("%s-new-%d" % (scope, i), scope=scope)
+                self.assertEqual(["UPDATE", "INSERT"],
+                                 [s for s in counter.statements
+                                  if s != "BEGIN"])
+        # One engine: its summary is exact, nothing is read.
+        self.assertEqual([], seen)
+        usage = driver.usage("packed")
+        self.assertEqual(size * 9 // 10 + 21, usage["allocated"])
+
+    def test_another_engine_s_rows_cost_a_few_windows(self):
+        mine = self.make_driver(pool_cidrs=["10.0.0.0/16"])
+        other = self.make_driver(pool_cidrs=["10.0.0.0/16"])
+        mine.allocate("warm-up", scope="r")
+        cidrs = [other.allocate("other-%d" % i, scope="r")
+                 for i in range(200)]
+        seen = self.spy_reads()
+        for i in range(60):
+            del seen[:]
+            try:
+                cidrs.append(mine.allocate("mine-%d" % i, scope="r"))
+            except exceptions.PoolExhausted:
+                break
+            full = [r for n, r in seen if n == "held_between"]
+            # held_between reads through read_window too.
+            windows = [r for n, r in seen if n == "read_window"
+                       and r not in full]
+            self.assertLessEqual(len(windows), search.MAX_MISSES, seen)
+            self.assertLessEqual(len(full), 1)
+            self.assertLessEqual(max(windows or [0]), search.WINDOW)
+        # Every candidate but the warm-up's, none twice: nothing missed.
+        self.assertEqual(255, len(set(cidrs)))
+        self.assertRaises(exceptions.PoolExhausted, mine.allocate, "late",
+                          scope="r")
+
+    def test_a_cidr_freed_by_another_engine_is_found(self):
+        mine = self.make_driver()
+        other = self.make_driver()
+        held = [mine.allocate("net-%d" % i, scope="r") for i in range(4)]
+        self.assertRaises(exceptions.PoolExhausted, mine.allocate, "net-4",
+                          scope="r")
+        other.release("net-2")
+        # The summary still says full; the scope is read again, and the
+        # CIDR released elsewhere is found.
+        self.assertEqual(held[2], mine.allocate("net-4", scope="r"))
+        e = self.assertRaises(exceptions.PoolExhausted, mine.allocate,
+                              "net-5", scope="r")
+        self.assertIn("4 allocated, 0 taken", str(e))
+
+    def test_the_owner_s_cidr_is_returned_by_a_stale_engine(self):
+        mine = self.make_driver()
+        other = self.make_driver()
+        mine.allocate("warm-up", scope="r")
+        cidr = other.allocate("net-1", scope="r")
+        self.assertEqual(cidr, mine.allocate("net-1", scope="r"))
+        self.assertEqual(2, len(self.rows()))
 
     def test_usage_counts_mixed_geometry(self):
         self.driver.import_allocations([
