@@ -141,7 +141,7 @@ def parse(conf, argv, prog, description=None):
          version=murano_cidr.__version__, description=description)
 
 
-def main(prog, command_opt, argv=None, register=None, description=None):
+def main(prog, command_opt, argv=None, description=None):
     """Run a console script made of oslo.config sub-commands.
 
     Parses ``argv`` (with ``--config-file`` and the rest of oslo.config's
@@ -153,15 +153,12 @@ def main(prog, command_opt, argv=None, register=None, description=None):
     :param command_opt: a :class:`oslo_config.cfg.SubCommandOpt` whose
         parsers set ``action``.
     :param argv: the arguments; ``sys.argv[1:]`` if None.
-    :param register: optional ``register(conf)`` for more options.
     :param description: what the program does, for ``--help``.
     :returns: the exit code.
     """
     conf = cfg.ConfigOpts()
     register_logging(conf)
     opts.set_command_defaults(conf)
-    if register is not None:
-        register(conf)
     conf.register_cli_opt(command_opt)
     argv = sys.argv[1:] if argv is None else argv
 

@@ -27,7 +27,6 @@ import sys
 
 from murano_cidr.cmd import common
 from murano_cidr import drivers
-from murano_cidr import opts
 
 PROG = "murano-cidr-manage"
 
@@ -51,8 +50,7 @@ command_opt = common.CommandOpt("command", title="Commands",
 
 def main(argv=None):
     """Entry point of the ``murano-cidr-manage`` console script."""
-    return common.main(PROG, command_opt, argv, register=opts.register_opts,
-                       description=DESCRIPTION)
+    return common.main(PROG, command_opt, argv, description=DESCRIPTION)
 
 
 if __name__ == "__main__":

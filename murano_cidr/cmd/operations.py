@@ -46,7 +46,6 @@ from murano_cidr.operations import murano_db
 from murano_cidr.operations import openstack_export
 from murano_cidr.operations import pruning
 from murano_cidr.operations import reconciling
-from murano_cidr import opts
 from murano_cidr import pool
 
 Capability = capabilities.Capability
@@ -334,7 +333,6 @@ def _print_plan(args, decisions, quiet_code, quiet_label):
 
 def do_convert_openstack(conf):
     args = conf.command
-    opts.register_opts(conf)
     pools = pool.pools_from_conf(conf)
     result = openstack_export.convert(args.subnets, args.ports_dir, pools)
     for router, subnet, reason in result.skipped:

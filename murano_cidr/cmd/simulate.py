@@ -164,7 +164,6 @@ def build_spec(conf):
     :returns: a :class:`~murano_cidr.tools.simulate.model.Spec`.
     """
     args = conf.command
-    opts.register_opts(conf)
     group = conf[opts.GROUP]
     pool = {}
     for option in runner.POOL_OPTIONS:

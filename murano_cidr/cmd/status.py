@@ -250,7 +250,6 @@ def main(argv=None):
     :returns: the exit code.
     """
     conf = cfg.ConfigOpts()
-    opts.register_opts(conf)
     common.register_logging(conf)
     opts.set_command_defaults(conf)
     argv = sys.argv[1:] if argv is None else argv

@@ -72,7 +72,8 @@ class Database(object):
     Nothing connects until the first operation, so building one never
     waits for a server.
 
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the ``db``
+        driver's options registered.
     :param schema_check: a callable ``schema_check(connection, url)`` run
         once, before the first transaction, that raises
         :class:`~murano_cidr.exceptions.DatabaseNotSynced` if the schema
@@ -84,7 +85,6 @@ class Database(object):
     """
 
     def __init__(self, conf, schema_check=None):
-        db_options.register_opts(conf)
         group = conf[db_options.GROUP]
         self.url = connection.connection_url(conf)
         self._directory = connection.state_directory(conf)

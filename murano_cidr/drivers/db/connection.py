@@ -36,10 +36,10 @@ def connection_url(conf):
     The default is an SQLite file under ``[cidr_allocator] state_path``.
     Nothing is created here (see :func:`state_directory`).
 
-    :param conf: a configuration with the options registered.
+    :param conf: a configuration with the ``db`` driver's options
+        registered.
     :returns: the URL, as a string.
     """
-    db_options.register_opts(conf)
     url = conf[db_options.GROUP].connection
     if url:
         return url
@@ -49,11 +49,11 @@ def connection_url(conf):
 def state_directory(conf):
     """Return the directory the embedded default database needs.
 
-    :param conf: a configuration with the options registered.
+    :param conf: a configuration with the ``db`` driver's options
+        registered.
     :returns: ``[cidr_allocator] state_path``, or None when
         ``[cidr_allocator_database] connection`` is set.
     """
-    db_options.register_opts(conf)
     if conf[db_options.GROUP].connection:
         return None
     return opts.state_path(conf)

@@ -17,7 +17,6 @@ import copy
 from oslo_config import cfg
 
 from murano_cidr._i18n import _
-from murano_cidr import opts
 
 GROUP = "cidr_allocator_database"
 
@@ -155,23 +154,13 @@ def list_opts():
     return [(database_group, copy.deepcopy(database_opts))]
 
 
-def register_opts(conf):
-    """Register murano-cidr's and the ``db`` driver's options on ``conf``.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-    """
-    opts.register_common_opts(conf)
-    opts.register_listed(conf, [(database_group, database_opts)])
-
-
 def set_command_defaults(conf):
     """Give a console script a shorter wait for an unreachable database.
 
-    The options are registered first; values from the configuration files
-    still win.
+    Values from the configuration files still win.
 
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the ``db``
+        driver's options registered.
     """
-    register_opts(conf)
     conf.set_default("max_retries", COMMAND_MAX_RETRIES, group=GROUP)
     conf.set_default("retry_interval", COMMAND_RETRY_INTERVAL, group=GROUP)

@@ -41,12 +41,12 @@ LOG = logging.getLogger(__name__)
 def backend_from_conf(conf):
     """Build the lock backend ``conf`` asks for.
 
-    :param conf: a configuration object.
+    :param conf: a configuration object with the ``lock`` driver's options
+        registered.
     :returns: a :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
     :raises murano_cidr.exceptions.InvalidConfig: naming the option at
         fault.
     """
-    lock_options.register_opts(conf)
     group = conf[opts.GROUP]
     url = group.coordination_url
     if url is not None and url.strip():

@@ -94,25 +94,15 @@ def list_opts():
             + concurrency_opts.list_opts())
 
 
-def register_opts(conf):
-    """Register murano-cidr's and the ``lock`` driver's options on ``conf``.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-    """
-    opts.register_common_opts(conf)
-    opts.register_listed(conf, [(opts.GROUP, lock_opts)]
-                         + concurrency_opts.list_opts())
-
-
 def lock_path(conf):
     """Return the directory of the file locks.
 
     ``[oslo_concurrency] lock_path`` if set, else ``<state_path>/locks``.
 
-    :param conf: a configuration object.
+    :param conf: a configuration object with the ``lock`` driver's options
+        registered.
     :returns: an absolute path.
     """
-    register_opts(conf)
     path = lockutils.get_lock_path(conf)
     if not path:
         path = os.path.join(opts.state_path(conf), "locks")

@@ -63,7 +63,6 @@ def check_lock_service(conf):
     :param conf: the configuration, its files read.
     :returns: an :class:`oslo_upgradecheck.upgradecheck.Result`.
     """
-    lock_options.register_opts(conf)
     group = conf[opts.GROUP]
     url = (group.coordination_url or "").strip()
     if not url:

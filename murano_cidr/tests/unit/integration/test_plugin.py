@@ -30,6 +30,7 @@ from oslo_config import fixture as config_fixture
 from stevedore import extension
 import testscenarios
 
+from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.db import migration
 from murano_cidr import exceptions
 from murano_cidr.integration import murano as adapter
@@ -121,6 +122,8 @@ class PluginTestCase(base.TestCase):
             "[cidr_allocator]\ndriver = db\nstate_path = %s\n%s"
             "[cidr_allocator_database]\nconnection = sqlite:///%s/cidr.db\n"
             % (self.state_path, extra, self.state_path))
+        # The migrations expect the db driver's options registered.
+        db_driver.DbDriver.register_opts(cfg.CONF)
         migration.upgrade(cfg.CONF)
         return path
 
