@@ -15,7 +15,9 @@
 The engine keeps its Neutron client and its MuranoPL; its
 ``get_available_cidr`` calls :func:`get_available_cidr` with the client,
 and two new methods call :func:`confirm_cidr` and :func:`release_cidr`.
-On Train and later (``ip_version`` exists there)::
+The engine plugin (:mod:`murano_cidr.integration.plugin`) sets these on
+Murano's class, with no edit to Murano's Python; they amount to this on
+Train and later (``ip_version`` exists there)::
 
     from murano_cidr.integration import murano as murano_cidr
 

@@ -21,6 +21,11 @@ is executed with ``murano_cidr`` bound to the adapter, exactly as the
 patched engine imports it. So what the documentation tells an operator to
 apply is what these tests run.
 
+:func:`build_stock_engine` builds each family's stand-in unpatched, as
+Murano ships it (its own pick), and :func:`load_package_type_plugins`
+loads plugins as Murano's package-type loader does, for the engine
+plugin's tests.
+
 Like Murano's tests, the stand-ins find ``nclient``, ``auth_utils`` and
 ``helpers`` as attributes of this module, which a test patches with mocks,
 and read ``CONF.networking`` from this module's ``CONF``.

@@ -46,7 +46,10 @@ def lost(owner="net-1"):
                                       reason="its lock expired")
 
 
-class TestConfirmAfterThePush(base.TestCase):
+class AdapterTestCase(base.TestCase):
+    """The adapter over a :class:`FailingDriver`, its log captured."""
+
+    log_level = logging.INFO
 
     def setUp(self):
         super().setUp()
@@ -54,7 +57,10 @@ class TestConfirmAfterThePush(base.TestCase):
         self.driver = FailingDriver(self.conf)
         self.adapter = murano.NetworkCidrAllocator(driver=self.driver)
         self.log = self.useFixture(fixtures.FakeLogger(
-            name=murano.__name__, level=logging.INFO))
+            name=murano.__name__, level=self.log_level))
+
+
+class TestConfirmAfterThePush(AdapterTestCase):
 
     def test_a_lost_reservation_is_logged_and_counted_not_raised(self):
         self.driver.confirm_error = lost()
@@ -100,15 +106,9 @@ class TestConfirmAfterThePush(base.TestCase):
                       self.log.output)
 
 
-class TestFailedRelease(base.TestCase):
+class TestFailedRelease(AdapterTestCase):
 
-    def setUp(self):
-        super().setUp()
-        self.config(pool_cidrs=["10.20.0.0/23"], subnet_prefixlen=24)
-        self.driver = FailingDriver(self.conf)
-        self.adapter = murano.NetworkCidrAllocator(driver=self.driver)
-        self.log = self.useFixture(fixtures.FakeLogger(
-            name=murano.__name__, level=logging.WARNING))
+    log_level = logging.WARNING
 
     def test_says_what_reclaims_the_allocation_and_raises(self):
         self.driver.release_error = exceptions.DatabaseUnavailable(
