@@ -44,6 +44,7 @@ the router at the moment it decides, after it holds its lock or row.
 """
 
 import collections
+import os
 import threading
 
 from oslo_config import cfg
@@ -267,7 +268,12 @@ class NetworkCidrAllocator(object):
 
 
 _shared = None
+#: The process that built :data:`_shared`.
+_shared_pid = None
 _shared_guard = threading.Lock()
+#: Allocators a forked child inherited: kept, never closed nor collected,
+#: since their connections, sockets and locks are its parent's.
+_inherited = []
 
 
 def shared_allocator(conf=None):
@@ -283,23 +289,54 @@ def shared_allocator(conf=None):
         is not installed.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
     """
-    global _shared
+    global _shared, _shared_pid
     with _shared_guard:
         if _shared is None:
             _shared = NetworkCidrAllocator(cfg.CONF if conf is None else conf)
+            _shared_pid = os.getpid()
         return _shared
 
 
 def reset_shared_allocator():
-    """Close and forget the process-wide allocator (after a fork, in tests).
+    """Forget the process-wide allocator; close it if this process built it.
 
     The next call builds a new one from the configuration as it is then.
+    In a forked child (the allocator was built by its parent) it is
+    dropped without being closed: its database connections, lock service
+    sessions and reservations are the parent's, which still uses them
+    (closing a libpq connection ends the server session; releasing a
+    reservation deletes the parent's lock). They stay referenced, so not
+    even the garbage collector closes them. A fork does this by itself
+    (:func:`forget_inherited_allocator` runs in every child); calling it
+    again in the child is harmless.
     """
     global _shared
     with _shared_guard:
-        if _shared is not None:
+        if _shared is not None and _shared_pid == os.getpid():
             _shared.close()
+        elif _shared is not None:
+            _inherited.append(_shared)
         _shared = None
+
+
+def forget_inherited_allocator():
+    """Drop, in a forked child, the allocator the parent built; close nothing.
+
+    Registered with :func:`os.register_at_fork` to run in every child
+    process (an engine worker forked after the allocator was built), so a
+    child builds its own allocator on first use and never touches its
+    parent's connections, sessions or reservations.
+    """
+    global _shared, _shared_guard
+    # NOTE: a thread of the parent may have held the guard at the fork;
+    # the child's copy would stay locked.
+    _shared_guard = threading.Lock()
+    if _shared is not None:
+        _inherited.append(_shared)
+    _shared = None
+
+
+os.register_at_fork(after_in_child=forget_inherited_allocator)
 
 
 def get_available_cidr(client, router_id, net_id, ip_version=4):
