@@ -50,8 +50,8 @@ loads its first package, before any MuranoPL runs. The plugin checks
 changes nothing.
 """
 
-import importlib
 import inspect
+import sys
 import threading
 
 from oslo_config import cfg
@@ -216,11 +216,13 @@ def _install(conf):
                  "engine's configuration: the engine picks subnet CIDRs "
                  "itself, as before")
         return UNCONFIGURED
-    try:
-        module = importlib.import_module(EXPLORER_MODULE)
-    except ImportError as e:
-        LOG.warning("murano-cidr: no Murano engine in this process (%s): "
-                    "nothing changed", e)
+    # NOTE: not imported: Murano's engine has imported it (through its
+    # package loader) before it loads any package; Murano's API loads
+    # package-type plugins too, and has no NetworkExplorer to change.
+    module = sys.modules.get(EXPLORER_MODULE)
+    if module is None:
+        LOG.info("murano-cidr: no Murano engine in this process (%s is not "
+                 "loaded): nothing changed", EXPLORER_MODULE)
         return NO_ENGINE
     explorer = getattr(module, "NetworkExplorer", None)
     family, reason = recognise(explorer)
