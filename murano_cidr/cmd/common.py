@@ -201,7 +201,7 @@ def describe_config_error(error, conf=None):
         group; the group is left out if None or not found.
     :returns: a one-line message.
     """
-    text = one_line(error)
+    text = messages.one_line(error)
     match = (_VALUE_ERROR.match(text)
              if isinstance(error, cfg.ConfigSourceValueError) else None)
     if match is None:
@@ -249,7 +249,8 @@ def error(message, prog="murano-cidr"):
     :param message: what went wrong and, ideally, what to do about it.
     :param prog: the program name, prefixed to the line.
     """
-    print("%s: error: %s" % (prog, one_line(message)), file=sys.stderr)
+    print("%s: error: %s" % (prog, messages.one_line(message)),
+          file=sys.stderr)
 
 
 def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
@@ -284,7 +285,7 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
     except (exceptions.MuranoCidrException, OSError) as e:
         if debugging():
             raise
-        print("%s: error: %s" % (prog, one_line(e)), file=sys.stderr)
+        print("%s: error: %s" % (prog, messages.one_line(e)), file=sys.stderr)
         return exit_code(e)
     except UnicodeDecodeError as e:
         if debugging():
@@ -292,7 +293,8 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
         typed = undecodable_config_file(e)
         if typed is None:
             return _unexpected(prog, e, exit_code)
-        print("%s: error: %s" % (prog, one_line(typed)), file=sys.stderr)
+        print("%s: error: %s" % (prog, messages.one_line(typed)),
+              file=sys.stderr)
         return exit_code(typed)
     except Exception as e:
         if debugging():
@@ -302,7 +304,7 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
 
 def _unexpected(prog, e, exit_code):
     print("%s: unexpected error: %s: %s (run with --debug for details)"
-          % (prog, type(e).__name__, one_line(e)), file=sys.stderr)
+          % (prog, type(e).__name__, messages.one_line(e)), file=sys.stderr)
     return exit_code(e)
 
 
@@ -340,8 +342,3 @@ def _debug(conf, argv=None):
         return bool(conf.debug)
     except (cfg.NoSuchOptError, cfg.Error, AttributeError):
         return False
-
-
-#: One line of an error's message (the one implementation is
-#: :func:`murano_cidr.messages.one_line`).
-one_line = messages.one_line

@@ -41,6 +41,7 @@ from murano_cidr.cmd import common
 from murano_cidr.cmd import output
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr.operations import importing
 from murano_cidr.operations import murano_db
 from murano_cidr.operations import openstack_export
@@ -262,7 +263,7 @@ def _live_owners(args):
                                              args.live_owners_format))
     if not live:
         raise exceptions.InvalidArgument(
-            name="Murano database", value=murano_db.safe_url(
+            name="Murano database", value=messages.safe_url(
                 args.murano_db),
             reason="holds no environment; pruning against it would release "
             "every allocation, so it is refused (reconcile compares with "

@@ -72,10 +72,6 @@ def object_ids(model):
     return found
 
 
-#: A database URL fit for messages: its password hidden.
-safe_url = messages.safe_url
-
-
 def _unavailable(url, error):
     return exceptions.BackendUnavailable(
         backend="Murano's database %s" % url, reason=messages.one_line(error))
@@ -93,7 +89,7 @@ def read_only_connection(url):
     :raises murano_cidr.exceptions.BackendUnavailable: if the database
         cannot be reached.
     """
-    shown = safe_url(url)
+    shown = messages.safe_url(url)
     try:
         engine = engines.create_engine(url, max_retries=0)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError,
@@ -152,7 +148,7 @@ def live_owners(url):
     :raises murano_cidr.exceptions.BackendUnavailable: if the database
         cannot be reached.
     """
-    shown = safe_url(url)
+    shown = messages.safe_url(url)
     owners = set()
     counts = {}
     with read_only_connection(url) as connection:

@@ -21,6 +21,9 @@ import importlib
 
 from murano_cidr import exceptions
 
+#: The output formats of both tools' reports (``--format``).
+FORMATS = ("table", "json", "csv")
+
 #: What each extra of setup.cfg installs, for the tools that need it.
 EXTRAS = {"simulate": ("tqdm", "matplotlib"), "bench": ("tqdm",)}
 

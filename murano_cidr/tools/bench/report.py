@@ -16,8 +16,6 @@ import csv
 import io
 import json
 
-FORMATS = ("table", "json", "csv")
-
 #: The columns of the CSV output: one row per figure measured.
 CSV_FIELDS = ("section", "name", "metric", "value")
 
@@ -140,7 +138,7 @@ def to_csv(doc):
 
 
 def render(doc, fmt):
-    """Return the results in one of :data:`FORMATS`."""
+    """Return the results in one of :data:`murano_cidr.tools.FORMATS`."""
     if fmt == "json":
         return json.dumps(doc, indent=2, sort_keys=True)
     if fmt == "csv":

@@ -19,8 +19,6 @@ import csv
 import io
 import json
 
-FORMATS = ("table", "json", "csv")
-
 #: The columns of the CSV output, in order.
 CSV_FIELDS = ("driver", "k", "trials", "completed", "pool_size", "existing",
               "free", "collided", "refused", "errors", "probability",
@@ -88,7 +86,7 @@ def to_csv(results):
 
 
 def render(results, fmt, spec=None):
-    """Return the results in one of :data:`FORMATS`."""
+    """Return the results in one of :data:`murano_cidr.tools.FORMATS`."""
     if fmt == "json":
         return to_json(results, spec)
     if fmt == "csv":
