@@ -141,6 +141,27 @@ class DatabaseUnavailable(BackendUnavailable):
     message = _("The allocation database %(url)s is unavailable: %(reason)s")
 
 
+class DatabaseReadOnly(DatabaseUnavailable):
+    """An SQLite database file cannot be written where it is."""
+
+    message = _("The allocation database %(url)s cannot be written: "
+                "%(cause)s (SQLite: %(reason)s). Nothing was changed and "
+                "the recorded allocations are intact; make %(path)s "
+                "writable again (remount it read-write), or move the file "
+                "and set [cidr_allocator] state_path or "
+                "[cidr_allocator_database] connection to it")
+
+
+class DatabaseFull(DatabaseUnavailable):
+    """The file system of an SQLite database file has no space left."""
+
+    message = _("The allocation database %(url)s cannot be written: the "
+                "file system of %(path)s has no space left (%(free)d bytes "
+                "free; SQLite: %(reason)s). Nothing was changed and the "
+                "recorded allocations are intact; free space there, then "
+                "try again")
+
+
 class DatabaseNotSynced(MuranoCidrException):
     """The allocation tables are missing or older than this code."""
 

@@ -38,6 +38,11 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNAVAILABLE = 3
+#: The SQLite database cannot be written: its file system is read-only
+#: or the file is not writable by this user.
+EXIT_READ_ONLY = 4
+#: The SQLite database's file system has no space left.
+EXIT_NO_SPACE = 5
 
 
 #: Libraries whose routine INFO lines would drown a command's output.
@@ -176,9 +181,15 @@ def exit_code_for(error):
     :param error: the exception a command raised.
     :returns: :data:`EXIT_USAGE` for a setup error (bad usage or
         configuration, a missing driver or extra, an unsynced database),
+        :data:`EXIT_READ_ONLY` or :data:`EXIT_NO_SPACE` for an SQLite
+        database that cannot be written,
         :data:`EXIT_UNAVAILABLE` for an unreachable service,
         :data:`EXIT_FAILED` otherwise.
     """
+    if isinstance(error, exceptions.DatabaseReadOnly):
+        return EXIT_READ_ONLY
+    if isinstance(error, exceptions.DatabaseFull):
+        return EXIT_NO_SPACE
     if isinstance(error, (exceptions.InvalidConfig, exceptions.InvalidArgument,
                           exceptions.DriverNotFound,
                           exceptions.DatabaseNotSynced,

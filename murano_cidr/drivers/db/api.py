@@ -22,6 +22,7 @@ which retry lost races, deadlocks and dropped connections with
 """
 
 import contextlib
+import sys
 import threading
 import time
 import warnings
@@ -37,6 +38,7 @@ from sqlalchemy import exc as sa_exc
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
+from murano_cidr.drivers.db import sqlite_faults
 from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -240,7 +242,17 @@ class Database(object):
                                                messages.one_line(e)))
 
     def unavailable(self, reason):
-        """Return a :class:`~murano_cidr.exceptions.DatabaseUnavailable`."""
+        """Return a :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
+
+        Called while the error is handled: an SQLite file that cannot be
+        written (a read-only or full file system) gets the error that names
+        the cause (see :mod:`~murano_cidr.drivers.db.sqlite_faults`).
+        """
+        if self.backend == "sqlite":
+            fault = sqlite_faults.diagnose(self.url, self.safe_url,
+                                           sys.exc_info()[1])
+            if fault is not None:
+                return fault
         return exceptions.DatabaseUnavailable(url=self.safe_url,
                                               reason=reason)
 
