@@ -40,6 +40,9 @@ class Allocation(object):
     :ivar ip_version: 4 or 6.
     :ivar confirmed: False while it is only a reservation.
     :ivar created_at: when it was allocated (UTC), where the driver knows.
+    :ivar released_at: None for a live allocation; for a released one that
+        the driver still holds back (its subnet may still be on the
+        router), when it was released (UTC).
     """
 
     owner: str
@@ -48,12 +51,14 @@ class Allocation(object):
     ip_version: int = 4
     confirmed: bool = True
     created_at: typing.Optional[datetime.datetime] = None
+    released_at: typing.Optional[datetime.datetime] = None
 
     def to_dict(self):
         """Return the allocation as a JSON-friendly dictionary."""
         result = dataclasses.asdict(self)
-        if self.created_at is not None:
-            result["created_at"] = self.created_at.isoformat()
+        for key in ("created_at", "released_at"):
+            if result[key] is not None:
+                result[key] = result[key].isoformat()
         return result
 
 

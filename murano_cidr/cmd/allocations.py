@@ -31,12 +31,14 @@ Capability = capabilities.Capability
 READS_ALLOCATIONS = (Capability.SHARES_STATE,)
 
 ALLOCATION_HEADERS = ("OWNER", "CIDR", "SCOPE", "STATE", "CREATED")
-USAGE_HEADERS = ("SCOPE", "IP", "POOL", "SIZE", "ALLOCATED", "TAKEN", "FREE",
-                 "USED%")
+USAGE_HEADERS = ("SCOPE", "IP", "POOL", "SIZE", "ALLOCATED", "RELEASED",
+                 "TAKEN", "FREE", "USED%")
 #: What ``usage --format json`` prints of each row: the table's columns,
-#: each once (``allocated`` counts the subnets the allocations block).
+#: each once (``allocated`` counts the subnets the allocations block,
+#: released ones still held back included; ``released`` how many of those
+#: allocations are released).
 USAGE_KEYS = ("scope", "ip_version", "pool", "prefixlen", "size", "allocated",
-              "taken", "free", "used_percent")
+              "released", "taken", "free", "used_percent")
 
 
 def register(subparsers):
@@ -86,7 +88,9 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "list", help="List live allocations.",
         description="List the live allocations, of one scope or of all, "
-        "sorted by scope and CIDR.")
+        "sorted by scope and CIDR, then the released CIDRs the driver "
+        "still holds back until their subnet has left the router (STATE "
+        "released, OWNER the former owner).")
     parser.add_argument("--scope", help="Only this scope (router id).")
     output.add_format_argument(parser)
     parser.set_defaults(action=do_list)
@@ -96,7 +100,9 @@ def register(subparsers):
         description="For each scope holding allocations (or the one given), "
         "print the pool, its size in subnets, the subnets blocked by live "
         "allocations (ALLOCATED) and by the CIDRs given with --taken "
-        "(TAKEN), the free ones and the percentage used.")
+        "(TAKEN), the free ones and the percentage used. RELEASED counts "
+        "the released CIDRs still held back (their subnet may still be on "
+        "the router); they are part of ALLOCATED.")
     parser.add_argument("--scope", help="Only this scope (router id).")
     parser.add_argument("--taken", action="append", default=[],
                         metavar="CIDR",
@@ -111,8 +117,11 @@ def register(subparsers):
 
 def allocation_row(a):
     """Return the table row of an allocation."""
-    return (a.owner, a.cidr, a.scope, "confirmed" if a.confirmed
-            else "reserved",
+    if a.released_at is not None:
+        state = "released"
+    else:
+        state = "confirmed" if a.confirmed else "reserved"
+    return (a.owner, a.cidr, a.scope, state,
             a.created_at.strftime("%Y-%m-%d %H:%M:%S") if a.created_at
             else None)
 
@@ -182,6 +191,7 @@ def do_list(conf):
     with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
                                  action="list allocations") as driver:
         allocations = driver.list(scope=args.scope)
+        allocations += driver.list_released(scope=args.scope)
     print_allocations(allocations, args.format)
 
 
@@ -196,9 +206,12 @@ def do_usage(conf):
                                  action="report usage") as driver:
         rows = usage_mod.report(driver, scope=scope, taken=args.taken,
                                 ip_version=args.ip_version)
+    # NOTE: a driver counting its own usage may not know released CIDRs.
+    rows = [dict(r, released=r.get("released", 0)) for r in rows]
     output.emit(args.format, [{key: r[key] for key in USAGE_KEYS}
                               for r in rows], USAGE_HEADERS,
                 [(r["scope"], r["ip_version"], "%s /%d" % (r["pool"],
                                                            r["prefixlen"]),
-                  r["size"], r["allocated"], r["taken"], r["free"],
+                  r["size"], r["allocated"], r["released"],
+                  r["taken"], r["free"],
                   "%.1f" % r["used_percent"]) for r in rows])

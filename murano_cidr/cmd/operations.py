@@ -160,7 +160,9 @@ def register(subparsers):
         description="Compare each allocation with the subnets its router "
         "(its scope) carries, from the listings convert-openstack reads, "
         "and report those that would be released: no subnet of the router "
-        "overlaps it and it is older than the grace period. Allocations "
+        "overlaps it and it is older than the grace period. Released CIDRs "
+        "the driver still holds back (db) are freed the same way, once "
+        "released longer ago than the grace period. Allocations "
         "without a scope, of a router without a ports file, or of a router "
         "on a subnet the listing does not show are kept. Nothing is "
         "released without --apply.")
@@ -292,14 +294,16 @@ def do_reconcile(conf):
     with allocator.get_allocator(
             conf, require=Capability.SHARES_STATE,
             action="reconcile allocations") as driver:
-        decisions = reconciling.plan(driver.list(scope=args.scope), listing,
-                                     grace=args.grace)
+        decisions = reconciling.plan(
+            driver.list(scope=args.scope)
+            + driver.list_released(scope=args.scope), listing,
+            grace=args.grace)
         if args.apply:
             pruning.check_share(
                 decisions, args.max_release, name="reconcile plan",
                 hint="check that the listings are current, complete and of "
                 "this cloud")
-            pruning.apply(driver, decisions)
+            reconciling.apply(driver, decisions)
     _print_plan(args, decisions, reconciling.ON_ROUTER, "on their router")
 
 

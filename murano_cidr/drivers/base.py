@@ -171,6 +171,32 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             state.
         """
 
+    def list_released(self, scope=None):
+        """Return the released CIDRs the driver still holds back.
+
+        A driver with :attr:`Capability.HOLDS_RELEASED` keeps a released
+        CIDR out of its scope's pool until its subnet was seen off the
+        router and a grace period passed; others forget it at once and
+        return an empty list.
+
+        :param scope: a scope, or None for every scope.
+        :returns: a list of :class:`Allocation` whose ``owner`` is the
+            former owner and ``released_at`` when it was released.
+        """
+        return []
+
+    def free_released(self, held):
+        """Stop holding back a released CIDR: its subnet left the router.
+
+        For ``murano-cidr reconcile``, which saw the router's complete
+        listing without it.
+
+        :param held: an :class:`Allocation` from :meth:`list_released`.
+        :returns: True if it was still held (and is now free), False if it
+            was freed already or the driver holds nothing back.
+        """
+        return False
+
     def import_allocations(self, allocations):
         """Record CIDRs that already exist, all or nothing.
 
@@ -207,8 +233,9 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :param taken: CIDRs in use outside the allocator (from Neutron),
             as :meth:`allocate` takes them.
         :returns: a dictionary with ``scope``, ``ip_version``,
-            ``allocations`` and the counts of
-            :meth:`murano_cidr.pool.Pool.usage`.
+            ``allocations`` (live ones), ``released`` (released CIDRs still
+            held back, which block candidates as allocations do) and the
+            counts of :meth:`murano_cidr.pool.Pool.usage`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad scope, IP
             version or ``taken``.
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
@@ -219,26 +246,32 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
         allocations = [a for a in self.list(scope=scope)
                        if a.scope == scope and a.ip_version == ip_version]
-        held = taken_mod.TakenSet.from_taken([a.cidr for a in allocations],
-                                             pool.version)
+        released = [a for a in self.list_released(scope=scope)
+                    if a.scope == scope and a.ip_version == ip_version]
+        held = taken_mod.TakenSet.from_taken(
+            [a.cidr for a in allocations + released], pool.version)
         return self.usage_result(pool, scope, len(allocations), held,
-                                 taken_set)
+                                 taken_set, released=len(released))
 
     @staticmethod
-    def usage_result(pool, scope, allocations, held, taken_set):
+    def usage_result(pool, scope, allocations, held, taken_set, released=0):
         """Build what :meth:`usage` returns, whichever way it counted.
 
         :param pool: the :class:`~murano_cidr.pool.Pool`.
         :param scope: the scope.
-        :param allocations: how many allocations the scope holds.
-        :param held: a :class:`~murano_cidr.taken.TakenSet` of them.
+        :param allocations: how many live allocations the scope holds.
+        :param held: a :class:`~murano_cidr.taken.TakenSet` of them, and of
+            the released CIDRs still held back.
         :param taken_set: a :class:`~murano_cidr.taken.TakenSet` of the
             CIDRs in use outside the allocator.
-        :returns: the dictionary :meth:`usage` describes.
+        :param released: how many released CIDRs are still held back
+            (:meth:`list_released`); ``held`` covers them too.
+        :returns: the dictionary :meth:`usage` describes, with
+            ``released`` besides.
         """
         result = pool.usage(held, taken_set)
         result.update(scope=scope, ip_version=pool.version,
-                      allocations=allocations)
+                      allocations=allocations, released=released)
         return result
 
     def release_scope(self, scope):

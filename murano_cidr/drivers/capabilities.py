@@ -49,6 +49,11 @@ class Capability(enum.Enum):
     #: ``import_allocations`` records CIDRs that already exist.
     IMPORTS = "imports"
 
+    #: A released CIDR stays out of the pool of its scope until its subnet
+    #: was seen off the router and a grace period passed
+    #: (``list_released``, ``free_released``).
+    HOLDS_RELEASED = "holds_released"
+
 
 #: Why a driver lacks a capability, unless it says better itself
 #: (``AllocatorDriver.limitations``).
@@ -63,6 +68,9 @@ DEFAULT_REASONS = {
     Capability.PREVENTS_COLLISIONS: "it makes collisions rarer, not "
     "impossible",
     Capability.IMPORTS: "it cannot record allocations made elsewhere",
+    Capability.HOLDS_RELEASED: "it forgets a released CIDR at once; only "
+    "the subnets on the router (taken) keep it from being handed out "
+    "again",
 }
 
 #: What a command needing a capability could not do, for the message when
@@ -75,6 +83,7 @@ DEFAULT_ACTIONS = {
     Capability.HOLDS_RESERVATIONS: "hold reservations",
     Capability.PREVENTS_COLLISIONS: "prevent collisions",
     Capability.IMPORTS: "import allocations",
+    Capability.HOLDS_RELEASED: "hold released CIDRs back",
 }
 
 

@@ -57,7 +57,7 @@ _ALIASES = {"router": "scope", "router_id": "scope",
             "network": "owner", "network_id": "owner"}
 _FIELDS = ("owner", "cidr", "scope", "ip_version")
 #: Columns of ``murano-cidr list --format json`` that are not imported.
-_IGNORED = ("confirmed", "created_at")
+_IGNORED = ("confirmed", "created_at", "released_at")
 
 #: Row states in a plan.
 NEW = "new"

@@ -30,6 +30,13 @@ the engine allocates before Heat creates it).
 
 Only the allocation's own router is compared: the same CIDR on another
 router is another network, since overlaps across routers are allowed.
+
+Released CIDRs that a driver still holds back
+(:meth:`~murano_cidr.drivers.base.AllocatorDriver.list_released`: the
+``db`` driver keeps them until their subnet has left the router) are
+planned the same way, their age counted from their release, and applying
+frees them (:func:`apply`): the listing, taken with an account that sees
+every project, shows their subnet gone.
 """
 
 import dataclasses
@@ -83,10 +90,28 @@ def _overlapping(allocation, cidrs):
     return None
 
 
+def _aged(allocation, grace, now):
+    if allocation.released_at is None:
+        return pruning.aged(allocation, grace, now, NOT_ON_ROUTER,
+                            "its router carries no subnet overlapping it")
+    age = now - pruning.as_utc(allocation.released_at)
+    if age < grace:
+        return pruning.Decision(
+            allocation, pruning.KEEP, "released %s ago, within the grace "
+            "period of %s" % (pruning.format_duration(age),
+                              pruning.format_duration(grace)),
+            pruning.IN_GRACE)
+    return pruning.Decision(
+        allocation, pruning.RELEASE, "released %s ago; its router carries "
+        "no subnet overlapping it any more" % pruning.format_duration(age),
+        NOT_ON_ROUTER)
+
+
 def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None):
     """Decide which allocations to release.
 
-    :param allocations: the driver's live allocations.
+    :param allocations: the driver's live allocations, and the released
+        ones it holds back (``released_at`` set), which are freed.
     :param listing: a :class:`RouterListing`.
     :param grace: a :class:`datetime.timedelta`; younger allocations are
         kept whatever their router shows.
@@ -118,7 +143,41 @@ def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None):
                     a, pruning.KEEP, "its router carries %s" % found,
                     ON_ROUTER))
             else:
-                decisions.append(pruning.aged(
-                    a, grace, now, NOT_ON_ROUTER,
-                    "its router carries no subnet overlapping it"))
+                decisions.append(_aged(a, grace, now))
+    return decisions
+
+
+def apply(driver, decisions):
+    """Release the live allocations a plan says to, free the released ones.
+
+    Live ones go through :func:`murano_cidr.operations.pruning.apply`,
+    then their CIDR is freed at once (the listing shows it off its
+    router); a released one is freed with
+    :meth:`~murano_cidr.drivers.base.AllocatorDriver.free_released`, unless
+    it was freed (or released anew) since the plan.
+
+    :param driver: the driver the plan was made from.
+    :param decisions: a plan from :func:`plan`.
+    :returns: ``decisions``, their actions updated.
+    :raises murano_cidr.exceptions.BackendUnavailable: if the driver's store
+        fails; what was done before stays done.
+    """
+    live = pruning.apply(driver, [d for d in decisions
+                                  if d.allocation.released_at is None])
+    done = {(d.allocation.scope, d.allocation.cidr, d.allocation.owner)
+            for d in live if d.action == pruning.RELEASED}
+    for scope in sorted({key[0] for key in done}):
+        for held in driver.list_released(scope=scope):
+            if (held.scope, held.cidr, held.owner) in done:
+                driver.free_released(held)
+    for decision in decisions:
+        if (decision.allocation.released_at is None
+                or decision.action != pruning.RELEASE):
+            continue
+        if driver.free_released(decision.allocation):
+            decision.action = pruning.RELEASED
+        else:
+            decision.action = pruning.SKIPPED
+            decision.reason = "freed or changed since it was read"
+            decision.code = pruning.CHANGED
     return decisions

@@ -325,12 +325,40 @@ class StatefulContractTests(DriverContractTests):
         self.assertEqual(sorted(a), sorted(b))
 
     def test_release_frees_the_cidr(self):
+        if self.driver.has(caps.Capability.HOLDS_RELEASED):
+            # No grace period: off the router (taken), it is free at once.
+            self.driver = self.make_driver(release_grace=0)
         cidrs = [self.driver.allocate("net-%d" % i, scope="r")
                  for i in range(4)]
         self.assertTrue(self.driver.release("net-2"))
         self.assertFalse(self.driver.release("net-2"))
         self.assertIsNone(self.driver.get("net-2"))
         self.assertEqual(cidrs[2], self.driver.allocate("net-9", scope="r"))
+
+    def test_released_cidr_is_held_while_on_the_router(self):
+        held = self.driver.has(caps.Capability.HOLDS_RELEASED)
+        if held:
+            self.driver = self.make_driver(release_grace=0)
+        cidr = self.driver.allocate("net-1", scope="r")
+        self.driver.confirm("net-1")
+        self.assertTrue(self.driver.release("net-1"))
+        # The owner is free at once, whatever happens to its CIDR.
+        self.assertIsNone(self.driver.get("net-1"))
+        others = [self.driver.allocate("net-%d" % i, scope="r",
+                                       taken=[cidr]) for i in range(2, 5)]
+        self.assertNotIn(cidr, others)
+        if held:
+            self.assertEqual([("net-1", cidr)],
+                             [(a.owner, a.cidr) for a in
+                              self.driver.list_released(scope="r")])
+            self.assertEqual((3, 1), (
+                len(self.driver.list(scope="r")),
+                self.driver.usage(scope="r")["released"]))
+        else:
+            self.assertEqual([], self.driver.list_released())
+        # Its subnet left the router: the next allocation gets it.
+        self.assertEqual(cidr, self.driver.allocate("net-5", scope="r"))
+        self.assertEqual([], self.driver.list_released())
 
     def test_integer_ids_are_their_strings(self):
         cidr = self.driver.allocate(42, scope=7)

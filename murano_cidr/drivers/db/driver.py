@@ -43,12 +43,18 @@ configuration change) are impossible too: both allocations hold the same
 scope row, and the database checks the overlap. No ``SELECT ... FOR
 UPDATE`` and no check-then-insert in Python alone.
 
+A released allocation of a scope is held back, its range occupied, until
+its subnet was seen off the router and ``[cidr_allocator] release_grace``
+passed (:mod:`murano_cidr.drivers.db.releasing`): the full read of a
+scope's rows, under its lock, deletes those that qualify.
+
 Lost races, deadlocks and dropped connections are retried by
 ``oslo_db.api.wrap_db_retry`` (``[cidr_allocator_database] db_max_retries``
 times, with a growing, randomised pause), then fail with
 :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
 """
 
+import datetime
 import secrets
 
 from oslo_db import exception as db_exc
@@ -65,10 +71,12 @@ from murano_cidr.drivers.db import manage as db_manage
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import releasing
 from murano_cidr.drivers.db import search
 from murano_cidr.drivers.db import status as db_status
 from murano_cidr import exceptions
 from murano_cidr import messages
+from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
@@ -104,6 +112,10 @@ class DbDriver(base.AllocatorDriver):
       (``scope=None`` means overlaps are allowed); only ``taken`` applies.
     * An allocation lives until :meth:`release`; ``confirm`` marks it
       confirmed (a leaked, unconfirmed one can be pruned by its age).
+    * A released CIDR of a scope is held back (:meth:`list_released`)
+      until an allocation in the scope reads ``taken`` without it, after
+      ``[cidr_allocator] release_grace``; see
+      :mod:`~murano_cidr.drivers.db.releasing`.
     * Every allocation of a scope locks that scope's row, so allocations in
       one scope are serialised by the database, while different scopes
       proceed in parallel. The driver's MySQL sessions use READ COMMITTED.
@@ -116,7 +128,8 @@ class DbDriver(base.AllocatorDriver):
                               caps.Capability.SHARES_STATE,
                               caps.Capability.OUTLIVES_PROCESS,
                               caps.Capability.PREVENTS_COLLISIONS,
-                              caps.Capability.IMPORTS})
+                              caps.Capability.IMPORTS,
+                              caps.Capability.HOLDS_RELEASED})
     extras = db_package.EXTRAS
 
     @classmethod
@@ -145,6 +158,8 @@ class DbDriver(base.AllocatorDriver):
         self.database = api.Database(conf,
                                      schema_check=migration.check_schema)
         self._summaries = search.Summaries()
+        self.release_grace = datetime.timedelta(
+            seconds=conf[opts.GROUP].release_grace)
 
     shared_store_option = ("[cidr_allocator_database] connection (a "
                            "MySQL/MariaDB or PostgreSQL database)")
@@ -206,7 +221,8 @@ class DbDriver(base.AllocatorDriver):
                 index = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
             cidr = self._insert(conn, owner, scope, pool, index)
         else:
-            cidr = self._search(conn, owner, scope, pool, taken_map)
+            cidr = self._search(conn, owner, scope, pool, taken_set,
+                                taken_map)
         if cidr is not None:
             return cidr, True
         row = queries.get(conn, owner)
@@ -227,7 +243,7 @@ class DbDriver(base.AllocatorDriver):
             raise _bad_value(owner, scope, e)
         return str(network) if inserted else None
 
-    def _search(self, conn, owner, scope, pool, taken_map):
+    def _search(self, conn, owner, scope, pool, taken_set, taken_map):
         """Insert a free candidate of a named scope; see :mod:`.search`.
 
         :returns: the CIDR inserted, or None if the owner holds a CIDR or
@@ -236,14 +252,14 @@ class DbDriver(base.AllocatorDriver):
         summary = self._summaries.get(scope, pool)
         complete = summary is None
         if complete:
-            summary = self._read_summary(conn, pool, scope)
+            summary = self._read_summary(conn, pool, scope, taken_set)
         misses = 0
         while True:
             index = summary.pick(taken_map, _RANDOM)
             if index is None:
                 if complete or not taken_map.free:
                     return None
-                summary = self._read_summary(conn, pool, scope)
+                summary = self._read_summary(conn, pool, scope, taken_set)
                 complete = True
                 continue
             cidr = self._insert(conn, owner, scope, pool, index)
@@ -264,7 +280,7 @@ class DbDriver(base.AllocatorDriver):
             summary.block(index)
             misses += 1
             if misses >= search.MAX_MISSES and not complete:
-                summary = self._read_summary(conn, pool, scope)
+                summary = self._read_summary(conn, pool, scope, taken_set)
                 complete = True
 
     def _held(self, row, owner, scope, ip_version):
@@ -274,8 +290,21 @@ class DbDriver(base.AllocatorDriver):
                 scope=row.scope if row.scope is not None else "(none)")
         return row.cidr
 
-    def _read_summary(self, conn, pool, scope):
-        summary = search.Summary(pool, self._held_in_pool(conn, pool, scope))
+    def _read_summary(self, conn, pool, scope, taken_set):
+        """Read the scope's rows in full; free the released rows that may be.
+
+        Called with the scope's lock held and ``taken`` read after it.
+        """
+        rows = [r for network in pool.networks
+                for r in queries.held_between(conn, scope, pool.version,
+                                              network.first, network.last)]
+        freeable = releasing.freeable(
+            rows, queries.utcnow() - self.release_grace, taken_set)
+        if freeable:
+            releasing.free_rows(conn, scope, pool.version, freeable)
+        summary = search.Summary(pool, taken_mod.TakenSet(
+            pool.version, [(int(r.range_first, 16), int(r.range_last, 16))
+                           for r in rows if r.range_first not in freeable]))
         self._summaries.put(scope, summary)
         return summary
 
@@ -306,11 +335,26 @@ class DbDriver(base.AllocatorDriver):
                         "holds none", owner)
 
     def release(self, owner):
+        """Release ``owner`` at once, its CIDR held back (see the class)."""
         owner = allocation_mod.validate_owner(owner)
-        released = self.database.write(queries.delete, owner)
+        released = self.database.write(releasing.release, owner)
         if released:
             LOG.info("Released the allocation of owner %s", owner)
         return released
+
+    def list_released(self, scope=None):
+        scope = allocation_mod.validate_scope(scope)
+        rows = self.database.read(releasing.list_released, scope)
+        rows = sorted(rows, key=lambda r: (r.scope, r.ip_version,
+                                           r.range_first))
+        return [releasing.to_allocation(r) for r in rows]
+
+    def free_released(self, held):
+        freed = self.database.write(releasing.free, held)
+        if freed:
+            LOG.info("Freed the released %s of scope %s (owner %s)",
+                     held.cidr, held.scope, held.owner)
+        return freed
 
     def get(self, owner):
         owner = allocation_mod.validate_owner(owner)
@@ -336,10 +380,12 @@ class DbDriver(base.AllocatorDriver):
 
         def read(conn):
             return (queries.count(conn, scope, pool.version),
-                    self._held_in_pool(conn, pool, scope))
+                    self._held_in_pool(conn, pool, scope),
+                    releasing.count_released(conn, scope, pool.version))
 
-        allocations, held = self.database.read(read)
-        return self.usage_result(pool, scope, allocations, held, taken_set)
+        allocations, held, released = self.database.read(read)
+        return self.usage_result(pool, scope, allocations, held, taken_set,
+                                 released=released)
 
     def release_scope(self, scope):
         """Delete a scope's allocations and its row, in one transaction.

@@ -115,7 +115,8 @@ def _record(conn, items):
             raise exceptions.AllocationConflict(
                 cidr=item["cidr"], owner=item["owner"],
                 scope=item["scope"], other_cidr=row.cidr,
-                other_owner=row.owner)
+                other_owner=row.owner or "(released, its subnet may "
+                "still be on the router)")
     try:
         queries.insert(conn, new)
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:

@@ -69,12 +69,20 @@ class Scope(BASE):
 
 
 class Allocation(BASE):
-    """A CIDR held by an owner.
+    """A CIDR held by an owner, or released and still held back.
 
     ``owner`` is unique: an owner holds one CIDR. ``(scope, ip_version,
     range_first)`` is unique, so two allocators that picked the same
     candidate conflict in the database itself; overlaps between different
     prefix lengths are excluded by the scope's row lock.
+
+    A released allocation of a scope stays, its range still occupied:
+    ``released_at`` says when, ``owner`` is NULL (so the owner may allocate
+    again: every backend lets a unique column hold many NULLs) and
+    ``released_owner`` keeps who it was. It is deleted once its CIDR is
+    absent from an allocation's read of ``taken`` in its scope and
+    ``[cidr_allocator] release_grace`` has passed, or by ``reconcile``
+    (see :mod:`murano_cidr.drivers.db.releasing`).
     """
 
     __tablename__ = "murano_cidr_allocations"
@@ -82,11 +90,12 @@ class Allocation(BASE):
         sa.UniqueConstraint("owner", name="uniq_murano_cidr_alloc0owner"),
         sa.UniqueConstraint("scope", "ip_version", "range_first",
                             name="uniq_murano_cidr_alloc0scope0first"),
+        sa.Index("murano_cidr_alloc_released", "scope", "released_at"),
         _TABLE_ARGS,
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    owner = sa.Column(sa.String(ID_LENGTH), nullable=False)
+    owner = sa.Column(sa.String(ID_LENGTH), nullable=True)
     scope = sa.Column(sa.String(ID_LENGTH), nullable=True)
     ip_version = sa.Column(sa.SmallInteger, nullable=False)
     cidr = sa.Column(sa.String(64), nullable=False)
@@ -94,3 +103,5 @@ class Allocation(BASE):
     range_last = sa.Column(sa.String(ADDRESS_LENGTH), nullable=False)
     confirmed = sa.Column(sa.Boolean, nullable=False)
     created_at = sa.Column(sa.DateTime, nullable=False)
+    released_at = sa.Column(sa.DateTime, nullable=True)
+    released_owner = sa.Column(sa.String(ID_LENGTH), nullable=True)

@@ -10,13 +10,18 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The options of the ``db`` driver: ``[cidr_allocator_database]``."""
+"""The options of the ``db`` driver.
+
+Its database in ``[cidr_allocator_database]``; how long a released CIDR is
+held back, ``release_grace``, in ``[cidr_allocator]`` beside the pool's.
+"""
 
 import copy
 
 from oslo_config import cfg
 
 from murano_cidr._i18n import _
+from murano_cidr import opts
 
 GROUP = "cidr_allocator_database"
 
@@ -146,12 +151,39 @@ database_opts = [
 ]
 
 
+#: The default of ``release_grace``: an hour, longer than Heat takes to
+#: delete an environment's stack after Murano released its network.
+DEFAULT_RELEASE_GRACE = 3600
+
+release_opts = [
+    cfg.IntOpt(
+        "release_grace",
+        default=DEFAULT_RELEASE_GRACE,
+        min=0,
+        help=_("Seconds a CIDR released by the 'db' driver stays out of the "
+               "pool of its scope (router). A released CIDR is handed out "
+               "again only once both hold: this long has passed since the "
+               "release, and an allocation in its scope read the router's "
+               "subnets (the 'taken' CIDRs, read while the scope is locked) "
+               "and did not find it there (or 'murano-cidr reconcile' saw "
+               "it gone). So a subnet left on the router after its network "
+               "was released (a network removed from a live environment, a "
+               "stack Heat has not deleted yet) keeps its CIDR for as long "
+               "as the allocating engine sees it there, and one the engine "
+               "cannot see (another project's, on a shared router) for at "
+               "least this long. Make it longer than Heat takes to delete a "
+               "stack. 0 frees a released CIDR at the first allocation that "
+               "does not see its subnet.")),
+]
+
+
 def list_opts():
     """Return the ``db`` driver's options, as ``list_opts()`` hooks do.
 
     :returns: a list of ``(group, [options])`` pairs.
     """
-    return [(database_group, copy.deepcopy(database_opts))]
+    return [(opts.cidr_allocator_group, copy.deepcopy(release_opts)),
+            (database_group, copy.deepcopy(database_opts))]
 
 
 def set_command_defaults(conf):

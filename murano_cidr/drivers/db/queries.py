@@ -113,8 +113,8 @@ def get_many(conn, owners):
 
 
 def list_rows(conn, scope=None):
-    """Return every row, or those of one scope."""
-    stmt = sa.select(*_COLUMNS)
+    """Return every live row (not released), or those of one scope."""
+    stmt = sa.select(*_COLUMNS).where(ALLOCATIONS.c.released_at.is_(None))
     if scope is not None:
         stmt = stmt.where(ALLOCATIONS.c.scope == scope)
     return conn.execute(stmt).fetchall()
@@ -152,7 +152,10 @@ def _window_statement(starts, with_owner, null_scope, detail):
     :param null_scope: whether the scope is None (``IS NULL``).
     :param detail: whether ``cidr`` and ``owner`` are read too.
     """
-    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last)
+    # NOTE: released_at, so that the search can tell a released row it may
+    # free (see murano_cidr.drivers.db.releasing) from a live one.
+    columns = (ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
+               ALLOCATIONS.c.released_at)
     if detail:
         columns += (ALLOCATIONS.c.cidr, ALLOCATIONS.c.owner)
 
@@ -199,7 +202,8 @@ def read_window(conn, scope, ip_version, first, last, owner=None,
         the same statement.
     :param detail: also read each row's ``cidr`` and ``owner``.
     :returns: ``(rows, held)``: the rows (``range_first``, ``range_last``,
-        with ``detail`` also ``cidr`` and ``owner``) sorted by
+        ``released_at``, with ``detail`` also ``cidr`` and ``owner``;
+        released rows included) sorted by
         ``range_first``, and whether ``owner`` holds a CIDR.
     """
     lo = models.address_key(first)
@@ -282,10 +286,11 @@ def held_between(conn, scope, ip_version, first, last, detail=False):
 
 
 def count(conn, scope, ip_version):
-    """Return how many allocations a scope holds in one IP version."""
+    """Return how many live allocations a scope holds in one IP version."""
     return conn.execute(
         sa.select(sa.func.count()).select_from(ALLOCATIONS).where(
-            _scope_is(scope), ALLOCATIONS.c.ip_version == ip_version)
+            _scope_is(scope), ALLOCATIONS.c.ip_version == ip_version,
+            ALLOCATIONS.c.released_at.is_(None))
     ).scalar()
 
 

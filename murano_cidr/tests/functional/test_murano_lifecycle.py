@@ -122,8 +122,10 @@ class TestMuranoLifecycle(base.TestCase):
         self.murano_db = self.use_database(self.backend)
         with self.murano_db.engine.begin() as connection:
             murano_tables.create(connection)
+        # NOTE: no grace period: the model's stacks go at once, so a
+        # released CIDR is free once its subnet has left the router.
         self.config(driver="db", pool_cidrs=[POOL], subnet_prefixlen=24,
-                    max_environments=POOL_SIZE)
+                    max_environments=POOL_SIZE, release_grace=0)
         self.neutron = ModelNeutron()
         self.deployed = []
         for name in ("nclient", "auth_utils", "helpers"):
@@ -143,7 +145,7 @@ class TestMuranoLifecycle(base.TestCase):
         with open(self.conf_file, "w") as f:
             f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
                     "pool_cidrs = %s\nsubnet_prefixlen = 24\n"
-                    "max_environments = %d\n"
+                    "max_environments = %d\nrelease_grace = 0\n"
                     "[cidr_allocator_database]\nconnection = %s\n"
                     % (self.state_path, POOL, POOL_SIZE, self.db.url))
 
@@ -182,10 +184,14 @@ class TestMuranoLifecycle(base.TestCase):
 
     # -- what is left ----------------------------------------------------
 
-    def rows(self):
+    def rows(self, released=False):
+        """Count the live allocations, or the released ones held back."""
+        table = models.Allocation.__table__
+        held = (table.c.released_at.isnot(None) if released
+                else table.c.released_at.is_(None))
         with self.db.engine.connect() as connection:
             return connection.execute(sa.select(sa.func.count()).select_from(
-                models.Allocation.__table__)).scalar()
+                table).where(held)).scalar()
 
     def cli(self, *args):
         result = subprocess.run(
@@ -226,17 +232,21 @@ class TestMuranoLifecycle(base.TestCase):
         self.assertEqual(POOL_SIZE - (BY_RECONCILE + BY_PRUNE), len(live))
 
         # reconcile, from the routers: dry run, then --apply. Live networks
-        # and abandoned stacks are on their routers: kept.
+        # and abandoned stacks are on their routers: kept. Released CIDRs
+        # that no allocation freed yet (the routers not deployed on since)
+        # are freed too.
+        held = self.rows(released=True)
         listings = self.neutron.write_listings(
             self.useFixture(fixtures.TempDir()).path)
         args = ("--subnets", listings[0], "--ports-dir", listings[1],
                 "--grace", "0", "--max-release", "100")
-        self.assertIn("would release %d," % len(by_reconcile),
+        self.assertIn("would release %d," % (len(by_reconcile) + held),
                       self.cli("reconcile", *args))
         self.assertEqual(leaked + len(live), self.rows())
-        self.assertIn("released %d," % len(by_reconcile),
+        self.assertIn("released %d," % (len(by_reconcile) + held),
                       self.cli("reconcile", *args, "--apply"))
         self.assertEqual(len(by_prune) + len(live), self.rows())
+        self.assertEqual(0, self.rows(released=True))
 
         # prune, from Murano's database: the abandoned environments are
         # gone from it, the live ones are not.

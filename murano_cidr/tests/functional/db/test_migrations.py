@@ -12,6 +12,8 @@
 
 """Migrations on every backend: empty to head, and models in sync."""
 
+import datetime
+
 from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
@@ -39,6 +41,28 @@ class MigrationTests(object):
         self.assertNotIn("alembic_version", tables)
         # Upgrading again is harmless.
         migration.upgrade_engine(self.engine)
+
+    def test_rows_of_the_initial_schema_stay_live_allocations(self):
+        migration.upgrade_engine(self.engine, "5c1b0e7f2a91")
+        with self.engine.begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO murano_cidr_allocations (owner, scope, "
+                "ip_version, cidr, range_first, range_last, confirmed, "
+                "created_at) VALUES ('net-1', 'r', 4, '10.0.0.0/24', "
+                ":first, :last, :yes, :now)"),
+                {"first": models.address_key(0x0a000000),
+                 "last": models.address_key(0x0a0000ff), "yes": True,
+                 "now": datetime.datetime(2026, 11, 30)})
+        migration.upgrade_engine(self.engine)
+        driver = self.make_driver()
+        self.assertEqual("10.0.0.0/24", driver.get("net-1").cidr)
+        self.assertEqual([], driver.list_released())
+        self.assertTrue(driver.release("net-1"))
+        self.assertEqual(["10.0.0.0/24"],
+                         [a.cidr for a in driver.list_released()])
+        # The owner allocates again; its old CIDR is held back meanwhile.
+        self.assertNotEqual("10.0.0.0/24", driver.allocate("net-1",
+                                                           scope="r"))
 
     def test_sync_through_the_configuration(self):
         migration.upgrade(self.conf)

@@ -110,9 +110,11 @@ class TestQuietOutput(base.TestCase):
         with open(rows, "w") as f:
             json.dump([{"scope": "r", "cidr": "10.0.3.0/24",
                         "owner": "old"}], f)
-        for args in (("allocate", "net-1", "--scope", "r"),
+        # The import first: a released CIDR stays held, and the pick is
+        # random.
+        for args in (("import", rows), ("allocate", "net-1", "--scope", "r"),
                      ("confirm", "net-1"), ("release", "net-1"),
-                     ("import", rows), ("list",), ("usage",)):
+                     ("list",), ("usage",)):
             code, out, err = self.cidr(*args)
             self.assertEqual((0, ""), (code, err), args)
             self.assertNotEqual("", out, args)
@@ -130,8 +132,24 @@ class TestQuietOutput(base.TestCase):
         self.assertEqual((0, ""), (code, err))
         self.assertEqual(
             [{"scope": "r", "ip_version": 4, "pool": "10.0.0.0/22",
-              "prefixlen": 24, "size": 4, "allocated": 1, "taken": 0,
-              "free": 3, "used_percent": 25.0}], json.loads(out))
+              "prefixlen": 24, "size": 4, "allocated": 1, "released": 0,
+              "taken": 0, "free": 3, "used_percent": 25.0}], json.loads(out))
+
+    def test_a_released_cidr_is_listed_and_counted_until_freed(self):
+        _, cidr, _ = self.cidr("allocate", "net-1", "--scope", "r")
+        self.cidr("allocate", "net-2", "--scope", "r")
+        self.assertEqual((0, "released net-1\n", ""),
+                         self.cidr("release", "net-1"))
+        code, out, err = self.cidr("list")
+        self.assertEqual((0, ""), (code, err))
+        rows = sorted(line.split()[:4] for line in out.splitlines()[1:])
+        self.assertIn(["net-1", cidr.strip(), "r", "released"], rows)
+        self.assertEqual(2, len(rows))
+        code, out, err = self.cidr("usage", "--format", "json")
+        usage = json.loads(out)[0]
+        self.assertEqual((2, 1, 2), (usage["allocated"], usage["released"],
+                                     usage["free"]))
+        self.assertEqual((1, ""), self.cidr("show", "net-1")[:2])
 
     def test_errors_print_values_not_lists(self):
         code, out, err = self.cidr("usage", "--taken", "10.0.0.0/24",

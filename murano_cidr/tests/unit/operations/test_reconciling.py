@@ -21,6 +21,7 @@ from murano_cidr.operations import openstack_export
 from murano_cidr.operations import pruning
 from murano_cidr.operations import reconciling
 from murano_cidr.tests import base
+from murano_cidr.tests.unit.drivers.db import base as db_base
 from murano_cidr.tests.unit.operations import fakes
 
 HOUR = datetime.timedelta(hours=1)
@@ -142,3 +143,61 @@ class TestRouterListingFromFiles(base.TestCase):
         self.assertRaises(exceptions.InvalidInputFile,
                           openstack_export.read_router_listing, subnets,
                           os.path.join(self.state_path, "ports"))
+
+
+class TestReleasedCidrs(db_base.DbTestCase):
+    """Reconciling frees the released CIDRs the db driver holds back."""
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver(release_grace=10 ** 6)
+        self.kept = self.driver.allocate("kept", scope="r1")
+        self.gone = self.driver.allocate("gone", scope="r1")
+        for owner in ("kept", "gone"):
+            self.driver.release(owner)
+        self.live = self.driver.allocate("live", scope="r1",
+                                         taken=[self.kept, self.gone])
+
+    def reconcile(self, grace, apply=True):
+        decisions = reconciling.plan(
+            self.driver.list() + self.driver.list_released(),
+            listing(r1=[self.kept, self.live]), grace=grace,
+            now=pruning.utcnow() + HOUR)
+        if apply:
+            reconciling.apply(self.driver, decisions)
+        return {d.allocation.owner: (d.action, d.code) for d in decisions}
+
+    def test_a_released_cidr_off_its_router_is_freed(self):
+        self.assertEqual(
+            {"kept": (pruning.KEEP, reconciling.ON_ROUTER),
+             "gone": (pruning.RELEASED, reconciling.NOT_ON_ROUTER),
+             "live": (pruning.KEEP, reconciling.ON_ROUTER)},
+            self.reconcile(grace=HOUR / 2))
+        self.assertEqual([self.kept], [a.cidr for a in
+                                       self.driver.list_released()])
+        self.assertEqual(["live"], [a.owner for a in self.driver.list()])
+
+    def test_within_the_grace_period_it_is_kept(self):
+        self.assertEqual((pruning.KEEP, pruning.IN_GRACE),
+                         self.reconcile(grace=2 * HOUR)["gone"])
+        self.assertEqual(2, len(self.driver.list_released()))
+
+    def test_freed_since_the_plan_is_skipped(self):
+        decisions = reconciling.plan(
+            self.driver.list_released(), listing(r1=[]), grace=HOUR / 2,
+            now=pruning.utcnow() + HOUR)
+        for held in self.driver.list_released():
+            self.driver.free_released(held)
+        reconciling.apply(self.driver, decisions)
+        self.assertEqual([pruning.SKIPPED] * 2,
+                         [d.action for d in decisions])
+
+    def test_a_live_allocation_off_its_router_is_not_held_back(self):
+        decisions = reconciling.plan(
+            self.driver.list(), listing(r1=[]), grace=HOUR / 2,
+            now=pruning.utcnow() + HOUR)
+        reconciling.apply(self.driver, decisions)
+        self.assertEqual([pruning.RELEASED], [d.action for d in decisions])
+        self.assertEqual([], self.driver.list())
+        self.assertEqual({self.kept, self.gone},
+                         {a.cidr for a in self.driver.list_released()})
