@@ -27,6 +27,7 @@ import threading
 import time
 import warnings
 
+from oslo_concurrency import lockutils
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
@@ -49,6 +50,10 @@ LOG = logging.getLogger(__name__)
 #: jitter) up to :data:`MAX_RETRY_INTERVAL`.
 RETRY_INTERVAL = 0.01
 MAX_RETRY_INTERVAL = 0.5
+
+#: The prefix of the in-process lock that lets one SQLite writer at a time
+#: in (see :meth:`Database.write`); the database's URL follows it.
+SQLITE_WRITER_LOCK = "murano-cidr-sqlite-writer:"
 
 
 @enginefacade.transaction_context_provider
@@ -306,13 +311,48 @@ class Database(object):
         most ``[cidr_allocator_database] db_max_retries`` times, with a
         growing, randomised pause.
 
+        On SQLite, the write transactions of one process take turns (see
+        :meth:`_one_writer`).
+
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries
             are exhausted or the database fails otherwise.
         :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
             not been run.
         """
-        return self._transaction(self._manager.writer, func, args, kwargs)
+        return self._transaction(self._manager.writer, func, args, kwargs,
+                                 self._one_writer)
+
+    def _one_writer(self):
+        """Return what a write transaction holds while it runs.
+
+        SQLite lets one writer at a time in, and makes the others wait in
+        its C library (up to the driver's busy timeout, 5 s) without
+        releasing the interpreter to anything else. In an engine
+        monkey-patched by eventlet, where the picks of parallel deployments
+        are green threads of one process, that wait blocks every green
+        thread, including the writer it waits for, until the timeout
+        fails it with "database is locked". So on SQLite a write
+        transaction first takes this process's lock of the database file:
+        oslo.concurrency's internal lock, a semaphore of the ``threading``
+        module, which eventlet's monkey-patching makes green. A green
+        thread that waits for it yields to the others, and a transaction
+        never meets another writer of its own process inside SQLite; only
+        other processes' writers are left to SQLite's busy timeout. The
+        lock is looked up on every transaction, so it is green even in a
+        process that built its allocator before it was monkey-patched.
+        (Running the transaction off the hub, in ``eventlet.tpool``, would
+        not do: the transaction calls ``taken``, the engine's green Neutron
+        read, which cannot run in a pool thread.)
+
+        Other databases get a no-op: their writers wait for each other in
+        the server, on a socket that eventlet makes green.
+
+        :returns: a context manager.
+        """
+        if self.backend != "sqlite":
+            return contextlib.nullcontext()
+        return lockutils.internal_lock(SQLITE_WRITER_LOCK + self.url)
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
@@ -325,13 +365,16 @@ class Database(object):
         :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
             not been run.
         """
-        return self._transaction(self._manager.reader, func, args, kwargs)
+        return self._transaction(self._manager.reader, func, args, kwargs,
+                                 contextlib.nullcontext)
 
-    def _transaction(self, side, func, args, kwargs):
+    def _transaction(self, side, func, args, kwargs, guard):
         self.ensure_synced()
 
         def attempt(connected):
-            with side.connection.using(_Context()) as conn:
+            # NOTE: taken again on every attempt, so a retry's pause does
+            # not hold it.
+            with guard(), side.connection.using(_Context()) as conn:
                 connected(True)
                 return func(conn, *args, **kwargs)
 
