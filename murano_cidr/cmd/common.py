@@ -21,10 +21,12 @@ Exit codes:
 * ``3`` a database or lock service is unavailable.
 """
 
+import argparse
+import glob
 import logging as std_logging
+import os
 import re
 import sys
-import traceback
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -75,18 +77,27 @@ class CommandOpt(cfg.SubCommandOpt):
 
     def _add_to_cli(self, parser, group=None):
         super()._add_to_cli(parser, group)
-        # NOTE: argparse prints its argument groups in the order they were
-        # made; add_subparsers() has just made the commands' group, after
-        # the group of options.
+        # NOTE: neither argparse nor oslo.config has a public way to order
+        # the groups of --help: argparse prints them in the order they were
+        # made, and SubCommandOpt (oslo.config makes the parser, and calls
+        # this method) has just made the commands' group, after the
+        # options'. This method is the one place murano-cidr reaches into
+        # them (their private SubCommandOpt._add_to_cli and list of groups).
         groups = parser._action_groups
         groups.insert(0, groups.pop())
-        # Only now: argparse names the commands' parsers after the usage
-        # line their parent had when add_subparsers() was called.
+        # Only now, not through ConfigOpts' usage argument: argparse names
+        # the commands' parsers after the usage line their parent had when
+        # add_subparsers() was called.
         parser.usage = USAGE
 
 
 #: oslo.config's text for a value of the wrong type; it names the option,
 #: not its group, and shows the location as a LocationInfo repr.
+#: NOTE: ConfigFileValueError (and ConfigSourceValueError) carry the
+#: option, its location and the reason in this English text alone, with no
+#: attribute for any of them (oslo.config 8.7.1 to 10.7), so
+#: describe_config_error() reads it; these two expressions are the one
+#: place murano-cidr reads an oslo.config message.
 _VALUE_ERROR = re.compile(r"^Value for option (?P<option>\S+)"
                           r"(?: from (?P<location>.*?))? is not valid: "
                           r"(?P<reason>.*)$", re.S)
@@ -301,7 +312,8 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
     except UnicodeDecodeError as e:
         if debugging():
             raise
-        typed = undecodable_config_file(e)
+        typed = undecodable_config_file(
+            e, conf, sys.argv[1:] if argv is None else argv)
         if typed is None:
             return _unexpected(prog, e, exit_code)
         print("%s: error: %s" % (prog, messages.one_line(typed)),
@@ -319,25 +331,60 @@ def _unexpected(prog, e, exit_code):
     return exit_code(e)
 
 
-def undecodable_config_file(error):
+def undecodable_config_file(error, conf=None, argv=()):
     """Name the configuration file a decoding error was raised reading.
 
     oslo.config reads its files as text and lets a
-    :class:`UnicodeDecodeError` escape without saying which file it was.
+    :class:`UnicodeDecodeError` escape without saying which file it was;
+    the files it reads for ``argv`` are read again, in the error's
+    encoding, to find the one.
 
     :param error: a :class:`UnicodeDecodeError`.
+    :param conf: the :class:`oslo_config.cfg.ConfigOpts` that was parsing
+        ``argv``; None if there was none.
+    :param argv: its command line.
     :returns: a :class:`~murano_cidr.exceptions.InvalidInputFile` naming
-        the file, or None if ``error`` was not raised reading one.
+        the file, or None if no configuration file fails to decode.
     """
-    for frame, _line in traceback.walk_tb(error.__traceback__):
-        parser = frame.f_locals.get("self")
-        if isinstance(parser, cfg.ConfigParser):
+    for path in config_files(conf, argv):
+        try:
+            with open(path, encoding=error.encoding) as f:
+                f.read()
+        except UnicodeDecodeError as e:
             return exceptions.InvalidInputFile(
-                path=parser.filename,
+                path=path,
                 reason="is not a configuration file: it is not %s text "
                 "(byte 0x%02x cannot be decoded)"
-                % (error.encoding, error.object[error.start]))
+                % (e.encoding, e.object[e.start]))
+        except OSError:
+            continue
     return None
+
+
+def config_files(conf, argv):
+    """Return the configuration files oslo.config reads for ``argv``.
+
+    Those of ``--config-file``, then the ``*.conf`` files of each
+    ``--config-dir``, in name order; where the command line gives none,
+    the defaults ``conf`` was parsed with.
+
+    :param conf: a :class:`oslo_config.cfg.ConfigOpts` being, or having
+        been, parsed; None for no files.
+    :param argv: the command line.
+    :returns: a list of paths.
+    """
+    if conf is None:
+        return []
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--config-file", action="append")
+    parser.add_argument("--config-dir", action="append")
+    given, _rest = parser.parse_known_args(list(argv))
+    files = list(given.config_file or
+                 getattr(conf, "default_config_files", None) or ())
+    for directory in (given.config_dir or
+                      getattr(conf, "default_config_dirs", None) or ()):
+        files.extend(sorted(glob.glob(os.path.join(directory, "*.conf"))))
+    return files
 
 
 def _debug(conf, argv=None):

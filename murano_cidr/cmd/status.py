@@ -258,9 +258,12 @@ def main(argv=None):
         upgradecheck.register_cli_options(conf, Checks(conf))
         common.parse(conf, argv, PROG, DESCRIPTION)
         common.setup_logging(conf)
-        # NOTE: what upgradecheck.main() does besides parsing, which is
-        # done here to add --version and the description: the checks read
-        # --json from the module's CONF.
+        # NOTE: oslo.upgradecheck has no public way to give
+        # UpgradeCommands.check() the configuration it reads --json from,
+        # the module's CONF: only main() sets it, and main() parses the
+        # command line itself, without --version and the description. So
+        # this does what main() does after parsing, and is the one place
+        # murano-cidr assigns it.
         upgradecheck.CONF = conf
         return int(upgradecheck.run(conf))
 

@@ -76,6 +76,17 @@ class TestConfigurationFile(FaultTestCase):
                                "0xe6")
             self.assertEqual(common.EXIT_USAGE, code)
 
+    def test_binary_file_in_a_configuration_directory(self):
+        directory = os.path.join(self.state_path, "conf.d")
+        os.mkdir(directory)
+        self.write("conf.d/a.conf", "[cidr_allocator]\n")
+        path = self.write("conf.d/b.conf", b"[cidr_allocator]\n\xe6\xff")
+        code, out, err = self.run_main(
+            cli.main, "--config-file", self.conf_file, "--config-dir",
+            directory, "list")
+        self.assertOneLine("murano-cidr", code, err, path, "not utf-8 text",
+                           "0xe6")
+
     def test_other_decoding_errors_stay_unexpected(self):
         error = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid")
         self.assertIsNone(common.undecodable_config_file(error))
