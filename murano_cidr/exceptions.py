@@ -213,9 +213,10 @@ class ReservationLost(MuranoCidrException):
     """A reservation's lock expired or was lost before it was confirmed."""
 
     message = _("The reservation of %(cidr)s for owner %(owner)s was lost "
-                "before it was confirmed (%(reason)s); another engine may "
-                "hold it: delete the subnet created with it and allocate "
-                "again")
+                "before it was confirmed (%(reason)s): if its subnet is on "
+                "the router already, the router keeps the CIDR and nothing "
+                "needs doing; if not, another engine may take it: release "
+                "it and allocate again before creating the subnet")
 
 
 class AllocationConflict(MuranoCidrException):

@@ -106,8 +106,11 @@ class LockDriver(base.AllocatorDriver):
       the lock service restarted without its data, or the service cannot be
       asked): :meth:`confirm` raises
       :class:`~murano_cidr.exceptions.ReservationLost` and forgets the
-      reservation. The caller should treat the CIDR as possibly given to
-      another engine: delete the subnet it created, then allocate again.
+      reservation. A caller whose subnet is on the router already goes
+      on: the router is the record, and every engine reads it (see
+      :meth:`murano_cidr.drivers.base.AllocatorDriver.confirm`). A caller
+      that has no subnet yet treats the CIDR as possibly given to another
+      engine: it releases it and allocates again.
       How a backend tells: file locks are held until released; Redis and
       ZooKeeper are asked whether the lock is still this engine's; etcd3
       releases it with a compare-and-delete on the lock's value, which
