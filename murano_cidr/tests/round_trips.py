@@ -17,6 +17,8 @@ run on SQLite by the unit tests and on MySQL and PostgreSQL by the
 functional ones.
 """
 
+from unittest import mock
+
 from murano_cidr.tools.bench import counting
 
 #: The statements of an allocation in a scope the process has seen: the
@@ -65,6 +67,12 @@ class RoundTripTests(object):
         # the connection on top of it.
         self.assertEqual({"rollback": 1}, calls)
         self.assertEqual(0, connects)
+
+    def test_no_yield_at_check_in_without_eventlet(self):
+        with mock.patch("time.sleep") as sleep:
+            self.driver.allocate("net-1", scope="r")
+            self.driver.confirm("net-1")
+        self.assertEqual([], sleep.call_args_list)
 
     def test_one_connection_serves_the_operations_that_follow(self):
         statements, calls, connects = self.count(self._many)
