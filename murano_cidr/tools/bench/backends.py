@@ -15,18 +15,19 @@
 A backend says how to configure its driver, whether its service answers
 (an unreachable one is skipped, with the reason in the output), and what
 one bare operation of that service costs, measured in the same run: one
-plain INSERT transaction on the same database, one lock acquire/release on
-the same lock backend. Driver timings divided by that baseline read the
+plain INSERT and its commit on the same database, through a bare
+SQLAlchemy engine (no oslo.db), one lock acquire/release on the same lock
+backend. Driver timings divided by that baseline read the
 same on a fast or a slow machine.
 """
 
+import contextlib
 import dataclasses
 import os
 import typing
 import uuid
 
 from oslo_concurrency import lockutils
-from oslo_db.sqlalchemy import engines
 from oslo_log import log as logging
 import sqlalchemy as sa
 
@@ -135,10 +136,16 @@ class Backend(object):
         return None
 
 
-def _insert_baseline(url, repeat):
-    # NOTE: oslo.db's engine, as the driver gets it: the same pool policy
-    # (no pool for an SQLite file), connection settings and events.
-    engine = engines.create_engine(url, mysql_sql_mode="TRADITIONAL")
+@contextlib.contextmanager
+def insert_operation(url):
+    """Give one plain INSERT and its commit, as a callable.
+
+    A bare SQLAlchemy engine (no oslo.db) on a table of its own, dropped at
+    the end: the floor an allocation (one transaction) is measured against.
+
+    :param url: the database's URL.
+    """
+    engine = sa.create_engine(url)
     metadata = sa.MetaData()
     table = sa.Table(
         _BASELINE_TABLE + "_" + uuid.uuid4().hex[:8], metadata,
@@ -150,11 +157,16 @@ def _insert_baseline(url, repeat):
             with engine.begin() as conn:
                 conn.execute(table.insert().values(value=uuid.uuid4().hex))
         insert()
-        return timing.percentile(
-            [timing.time_call(insert)[0] for _ in range(repeat)], 0.5)
+        yield insert
     finally:
         metadata.drop_all(engine)
         engine.dispose()
+
+
+def _insert_baseline(url, repeat):
+    with insert_operation(url) as insert:
+        return timing.percentile(
+            [timing.time_call(insert)[0] for _ in range(repeat)], 0.5)
 
 
 def _file_lock_baseline(path, repeat):

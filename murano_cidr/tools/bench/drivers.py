@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Driver benchmarks: throughput, latency, collisions, cost as a pool fills.
+"""Driver benchmarks: throughput, latency, collisions.
 
 Throughput: W worker processes each deploy N environments under one router
 (one scope), as engines would: allocate with ``taken`` read from a model
@@ -19,42 +19,31 @@ confirm. Latency is the time of ``allocate`` plus ``confirm``; throughput
 is all allocations over the wall time of the whole run, plugging included.
 Collisions are counted after the run, over every CIDR handed out.
 
-Fill cost: in one process, the median cost of one allocation when 1 %,
-50 % and 90 % of a pool of 4,096 ``/24`` s is in use: as live allocations
-of the scope for the ``db`` driver (imported first), as ``taken`` CIDRs
-(strings, as Neutron reports them) for the others.
+The cost as the pool fills is :mod:`murano_cidr.tools.bench.fillcost`'s.
 """
 
 import contextlib
 import dataclasses
 import multiprocessing
 import os
-import random
 import time
 import typing
 import uuid
 
 from oslo_log import log as logging
 
-from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr import confutils
-from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr import taken as taken_mod
-from murano_cidr.tools.bench import poolmath
 from murano_cidr.tools.bench import timing
 from murano_cidr.tools.simulate import router as router_mod
-
-Capability = capabilities.Capability
 
 LOG = logging.getLogger(__name__)
 
 #: The pool of every driver benchmark: 4,096 /24s under 10.0.0.0/12.
 POOL = {"env_ip_template": "10.0.0.0", "max_environments": 4096,
         "max_hosts": 250}
-
-FILLS = (0.01, 0.5, 0.9)
 
 #: Seconds to wait for a worker before declaring the run stuck.
 WORKER_TIMEOUT = 600.0
@@ -77,7 +66,8 @@ class DriverResult(object):
     first_error: typing.Optional[str] = None
     baseline_what: typing.Optional[str] = None
     baseline: typing.Optional[float] = None
-    fill: typing.Dict[str, float] = dataclasses.field(default_factory=dict)
+    fill_cost: typing.List[typing.Dict[str, typing.Any]] = (
+        dataclasses.field(default_factory=list))
 
     @property
     def throughput(self):
@@ -195,74 +185,3 @@ def throughput(result, groups, workdir, workers, count):
                           - min(o["start"] for o in outs if o["start"]))
     result.collisions = count_collisions(
         [c for out in outs for c in out["cidrs"]])
-
-
-def fill_cost(result, conf, samples, seed=1502437):
-    """Time single allocations at each fill level of :data:`FILLS`.
-
-    One worker; only ``allocate`` is timed (``confirm`` and ``release``
-    follow, untimed), so the cost compares with one baseline operation.
-
-    :param result: the :class:`DriverResult` to complete (``fill``).
-    :param conf: the driver's configuration.
-    :param samples: allocations timed per level; the median is kept.
-    """
-    rng = random.Random(seed)
-    with contextlib.closing(allocator.get_allocator(conf)) as driver:
-        pool = driver.pool()
-        for fill in FILLS:
-            used = rng.sample(range(pool.size), round(fill * pool.size))
-            scope = "murano-cidr-bench-" + uuid.uuid4().hex
-            taken = [pool.cidr(i) for i in used]
-            if driver.has(Capability.IMPORTS):
-                # The fill is the driver's own allocations, as in a cloud
-                # that has used it for a while, rather than taken CIDRs.
-                driver.import_allocations(
-                    [allocation.Allocation(owner="%s-fill-%d" % (scope, i),
-                                           cidr=cidr, scope=scope)
-                     for i, cidr in enumerate(taken)])
-                taken = []
-            times = []
-            # One untimed allocation first: connections, caches.
-            for sample in range(samples + 1):
-                owner = str(uuid.uuid4())
-                seconds, _cidr = timing.time_call(
-                    driver.allocate, owner, scope=scope, taken=taken)
-                if sample:
-                    times.append(seconds)
-                driver.confirm(owner)
-                driver.release(owner)
-            result.fill["%d%%" % round(fill * 100)] = timing.percentile(
-                times, 0.5)
-            if driver.has(Capability.IMPORTS):
-                driver.release_scope(scope)
-
-
-#: The db driver's targets (issue 3): one allocation against one plain
-#: INSERT transaction, and the median at 90 % fill against 1 % fill.
-DB_INSERT_RATIO_LIMIT = 2.0
-DB_FILL_RATIO_LIMIT = 1.5
-
-
-def db_targets(result):
-    """Return the db driver's targets for one measured backend.
-
-    :param result: a :class:`DriverResult` of a ``db`` backend.
-    :returns: a list of :class:`murano_cidr.tools.bench.poolmath.Target`; empty
-        for other drivers or a skipped backend.
-    """
-    fill = result.fill
-    if (result.driver != "db" or result.skipped or not result.baseline
-            or "1%" not in fill or "90%" not in fill):
-        return []
-    return [
-        poolmath.Target(
-            "%s: one allocation (one worker, 1%% full) vs one INSERT "
-            "transaction" % result.backend,
-            fill["1%"] / result.baseline, DB_INSERT_RATIO_LIMIT, True,
-            "%.2f ms / %.2f ms" % (fill["1%"] * 1e3, result.baseline * 1e3)),
-        poolmath.Target(
-            "%s: median allocation at 90%% vs 1%% full" % result.backend,
-            fill["90%"] / fill["1%"], DB_FILL_RATIO_LIMIT, True,
-            "%.2f ms / %.2f ms" % (fill["90%"] * 1e3, fill["1%"] * 1e3)),
-    ]

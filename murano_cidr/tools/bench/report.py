@@ -24,11 +24,20 @@ DRIVER_METRICS = ("throughput", "p50", "p99", "collisions", "errors",
                   "baseline", "p50_over_baseline")
 
 
+#: The figures of each layout and fill level the CSV output holds.
+FILL_METRICS = ("p50", "p90", "p99", "rows", "statements", "baseline",
+                "baseline_p90")
+
+
 def _ms(seconds):
     if seconds is None:
         return "-"
     return "%.3f" % (seconds * 1e3) if seconds < 0.01 else (
         "%.1f" % (seconds * 1e3))
+
+
+def _mean(value):
+    return "-" if value is None else "%.1f" % value
 
 
 def _align(rows):
@@ -72,16 +81,26 @@ def table(doc):
         errors = ["%s: first error: %s" % (d["backend"], d["first_error"])
                   for d in drivers if d.get("first_error")]
         out += errors
-        measured = [d for d in drivers if not d["skipped"]]
-        if measured:
+        costs = [(d, c) for d in drivers if not d["skipped"]
+                 for c in d["fill_cost"]]
+        if costs:
             out.append("")
-            out.append("Cost of one allocation as the pool fills "
-                       "(median, ms)")
-            levels = list(measured[0]["fill"])
-            rows = [("BACKEND",) + tuple(levels)]
-            for d in measured:
-                rows.append((d["backend"],) + tuple(
-                    _ms(d["fill"].get(level)) for level in levels))
+            out.append("Cost of one allocation as the pool fills (one "
+                       "process; ms; rows read and statements sent per "
+                       "allocation, and the INSERT baseline timed between "
+                       "allocations: db only)")
+            rows = [("BACKEND", "LAYOUT", "FILL", "P50", "P90", "P99",
+                     "ROWS", "STATEMENTS", "BASE P50", "BASE P90",
+                     "P50/BASELINE", "P90/P50")]
+            for d, c in costs:
+                floor = c.get("baseline") or d["baseline"]
+                rows.append((
+                    d["backend"], c["layout"], c["fill"], _ms(c["p50"]),
+                    _ms(c["p90"]), _ms(c["p99"]), _mean(c["rows"]),
+                    _mean(c["statements"]), _ms(c.get("baseline")),
+                    _ms(c.get("baseline_p90")),
+                    "%.1fx" % (c["p50"] / floor) if floor else "-",
+                    "%.1fx" % (c["p90"] / c["p50"]) if c["p50"] else "-"))
             out += _align(rows)
     if doc["pool_math"]:
         out.append("")
@@ -117,8 +136,9 @@ def rows(doc):
             out.append(("driver", d["backend"], "skipped", d["skipped"]))
             continue
         out += [("driver", d["backend"], m, d[m]) for m in DRIVER_METRICS]
-        out += [("fill", d["backend"], level, seconds)
-                for level, seconds in d["fill"].items()]
+        out += [("fill", d["backend"],
+                 "%s %s %s" % (c["layout"], c["fill"], metric), c.get(metric))
+                for c in d["fill_cost"] for metric in FILL_METRICS]
     out += [("pool_math", m["name"], "seconds", m["seconds"])
             for m in doc["pool_math"]]
     out += [("target", t["name"], "ratio", t["ratio"])

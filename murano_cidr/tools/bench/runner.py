@@ -12,6 +12,7 @@
 
 """Run the benchmarks a command line asked for, and gather the results."""
 
+import contextlib
 import dataclasses
 import os
 import platform
@@ -27,6 +28,7 @@ from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr.tools.bench import backends as backends_mod
 from murano_cidr.tools.bench import drivers
+from murano_cidr.tools.bench import fillcost
 from murano_cidr.tools.bench import poolmath
 
 LOG = logging.getLogger(__name__)
@@ -109,7 +111,14 @@ def _measure(backend, settings, workdir):
         result.baseline_what, result.baseline = baseline
     drivers.throughput(result, groups, state_path, settings.workers,
                        settings.allocations)
-    drivers.fill_cost(result, conf, settings.samples)
+    with contextlib.ExitStack() as stack:
+        operation = None
+        if backend.kind == backends_mod.SQL:
+            operation = stack.enter_context(
+                backends_mod.insert_operation(backend.url))
+        result.fill_cost = [
+            dataclasses.asdict(cost) for cost in
+            fillcost.measure(conf, settings.samples, operation)]
     return result
 
 
@@ -139,7 +148,7 @@ def run(settings, progress=None):
             step()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    targets = [t for r in results for t in drivers.db_targets(r)]
+    targets = [t for r in results for t in fillcost.db_targets(r)]
     measures = []
     if settings.pool_math:
         measures, pool_targets = poolmath.run(repeat=settings.repeat,

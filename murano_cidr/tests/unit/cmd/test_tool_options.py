@@ -130,7 +130,8 @@ class TestBenchOptions(test_console.ConsoleTestCase):
                   for r in rows}
         self.assertEqual("50.0", by_key[("driver", "db-sqlite",
                                          "throughput")])
-        self.assertEqual("0.006", by_key[("fill", "db-sqlite", "90%")])
+        self.assertEqual("0.006", by_key[("fill", "db-sqlite",
+                                          "packed 90% p90")])
         self.assertEqual("db is unreachable",
                          by_key[("driver", "db-mysql", "skipped")])
         self.assertEqual("False", by_key[("target", "b", "passed")])

@@ -13,11 +13,15 @@
 """Driver benchmarks: collision counting, backends, settings, report."""
 
 import json
+import random
+
+import fixtures
 
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tools.bench import backends
 from murano_cidr.tools.bench import drivers
+from murano_cidr.tools.bench import fillcost
 from murano_cidr.tools.bench import report
 from murano_cidr.tools.bench import runner
 
@@ -87,12 +91,19 @@ class TestSettings(base.TestCase):
                           runner.Settings(backends=[], workers=0).validate)
 
 
+def _cost(layout, fill, p50, p90, rows=1.0, statements=2.0):
+    return {"layout": layout, "fill": fill, "samples": 10, "p50": p50,
+            "p90": p90, "p99": p90, "rows": rows, "statements": statements,
+            "baseline": None, "baseline_p90": None}
+
+
 def doc():
     ok = drivers.DriverResult("db-sqlite", "db", workers=2, allocations=100,
                               seconds=2.0, p50=0.004, p99=0.05,
                               baseline_what="INSERT transaction",
                               baseline=0.002,
-                              fill={"1%": 0.004, "50%": 0.005, "90%": 0.006})
+                              fill_cost=[_cost("packed", "90%", 0.004,
+                                               0.006)])
     skipped = drivers.DriverResult("db-mysql", "db",
                                    skipped="db is unreachable")
     return {"settings": runner.Settings(backends=["db-sqlite"]).__dict__,
@@ -127,23 +138,66 @@ class TestReport(base.TestCase):
 
 class TestDbTargets(base.TestCase):
 
-    def _result(self, driver="db", **fill):
+    def _result(self, driver="db"):
         result = drivers.DriverResult("db-postgresql", driver)
         result.baseline = 0.001
-        result.fill = {"1%": 0.0015, "50%": 0.0016, "90%": 0.0030}
-        result.fill.update(fill)
+        result.fill_cost = [_cost("packed", "1%", 0.0015, 0.0020),
+                            _cost("random", "90%", 0.0030, 0.0070)]
         return result
 
-    def test_ratios_against_the_insert_and_the_empty_pool(self):
-        insert, fill = drivers.db_targets(self._result())
-        self.assertAlmostEqual(1.5, insert.ratio)
-        self.assertTrue(insert.passed)
-        self.assertAlmostEqual(2.0, fill.ratio)
-        self.assertFalse(fill.passed)
-        self.assertIn("db-postgresql", insert.name)
+    def test_p50_against_the_insert_and_p90_against_p50(self):
+        targets = fillcost.db_targets(self._result())
+        for expected, target in zip([1.5, 2.0 / 1.5, 3.0, 7.0 / 3.0],
+                                    targets):
+            self.assertAlmostEqual(expected, target.ratio)
+        self.assertEqual([True, True, False, False],
+                         [t.passed for t in targets])
+        self.assertIn("db-postgresql: random 90% full: p90 vs p50",
+                      targets[3].name)
 
     def test_only_for_measured_db_backends(self):
-        self.assertEqual([], drivers.db_targets(self._result("lock")))
+        self.assertEqual([], fillcost.db_targets(self._result("lock")))
         skipped = self._result()
         skipped.skipped = "PostgreSQL is unreachable"
-        self.assertEqual([], drivers.db_targets(skipped))
+        self.assertEqual([], fillcost.db_targets(skipped))
+
+
+class TestFillCost(base.TestCase):
+
+    def measure(self, driver, baseline=None):
+        db = self.use_database("sqlite", self.config_fixture, sync=True)
+        self.config(driver=driver, pool_cidrs=["10.0.0.0/18"],
+                    subnet_prefixlen=24, state_path=self.useFixture(
+                        fixtures.TempDir()).path)
+        self.assertIsNotNone(db.url)
+        return fillcost.measure(self.conf, samples=3, baseline=baseline)
+
+    def test_every_layout_and_fill_with_rows_and_statements(self):
+        calls = []
+        costs = self.measure("db", baseline=lambda: calls.append(1))
+        # Timed after every allocation, the untimed first one's dropped.
+        self.assertEqual(6 * 4, len(calls))
+        self.assertEqual([(layout, fill) for layout in ("packed", "random")
+                          for fill in ("1%", "50%", "90%")],
+                         [(c.layout, c.fill) for c in costs])
+        for cost in costs:
+            self.assertEqual(3, cost.samples)
+            self.assertLessEqual(cost.p50, cost.p90)
+            # One process: its summary is exact; the lock and the insert.
+            self.assertEqual(0.0, cost.rows)
+            self.assertEqual(2.0, cost.statements)
+            self.assertLessEqual(cost.baseline, cost.baseline_p90)
+
+    def test_stateless_drivers_have_no_rows_or_statements(self):
+        costs = self.measure("random")
+        self.assertEqual(6, len(costs))
+        self.assertEqual({None}, {c.rows for c in costs}
+                         | {c.statements for c in costs})
+
+    def test_layouts(self):
+        rng = random.Random(1)
+        self.assertEqual([0, 1, 2], fillcost.used_indices("packed", 10, 3,
+                                                          rng))
+        picked = fillcost.used_indices("random", 10, 3, rng)
+        self.assertEqual(3, len(set(picked)))
+        self.assertLessEqual(set(picked), set(range(10)))
