@@ -206,6 +206,12 @@ class ToozLockBackend(backend.LockBackend):
                                 "cleanly: %s", self.description,
                                 tooz_clients.describe(e))
             if not self._started:
+                if self._client.probe_first:
+                    reason = _tcp_probe(self.url, tooz_clients.request_timeout(
+                        self.lock_timeout))
+                    if reason is not None:
+                        raise self._unavailable(
+                            "cannot start the coordinator: %s" % reason)
                 with self.calling("cannot start the coordinator"):
                     self._coordinator.start(start_heart=self._client.heart)
                 self._client.started(self._coordinator)
@@ -234,10 +240,11 @@ class ToozLockBackend(backend.LockBackend):
             raise self._timed_out(name)
         try:
             lock = coordinator.get_lock(name.encode("utf-8"))
+            remaining = max(0.0, deadline - time.monotonic())
             with self.calling("cannot take the lock %s" % name):
                 try:
-                    acquired = lock.acquire(
-                        blocking=max(0.0, deadline - time.monotonic()))
+                    with self._client.bounded_wait(lock, remaining):
+                        acquired = lock.acquire(blocking=remaining)
                 except self._client.lock_timeouts():
                     acquired = False
             if not acquired:
@@ -262,7 +269,14 @@ class ToozLockBackend(backend.LockBackend):
             acquired = lock.acquire(blocking=False)
         if not acquired:
             return None
-        return ToozReservation(lock, self)
+        reservation = ToozReservation(lock, self)
+        try:
+            with self.calling("cannot keep the lock %s" % name):
+                self._client.acquired(lock)
+        except exceptions.LockUnavailable:
+            reservation.release()
+            raise
+        return reservation
 
     def probe(self, timeout=5):
         """Tell whether the lock service answers, without keeping anything.

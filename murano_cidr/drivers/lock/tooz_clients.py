@@ -21,6 +21,8 @@ unwrapped, so that each failure becomes a
 :class:`~murano_cidr.exceptions.LockUnavailable` with its real reason.
 """
 
+import contextlib
+import threading
 import urllib.parse
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
@@ -30,6 +32,19 @@ MAX_RETRY_DELAY = 1.0
 
 #: Longest reason put into a message, in characters.
 MAX_REASON = 400
+
+
+def request_timeout(lock_timeout):
+    """Return the seconds one request to Redis or etcd may wait.
+
+    Half of ``lock_timeout`` (at least one second): a call of the ``lock``
+    driver waits on at most two requests that fail (the one that times out,
+    then a best-effort release), so it ends within about ``lock_timeout``.
+
+    :param lock_timeout: ``[cidr_allocator] lock_timeout``.
+    :returns: whole seconds (tooz's etcd3 driver takes an int).
+    """
+    return max(1, int(lock_timeout) // 2)
 
 
 def _escape(text):
@@ -80,6 +95,10 @@ class Client(object):
 
     heart = True
     serialises = True
+    #: Whether the service's host and port must answer within
+    #: :func:`request_timeout` before the coordinator is started, because
+    #: the client's first connection is not bounded by the options.
+    probe_first = False
 
     def options(self, lock_timeout):
         """Return the tooz options that bound this backend's calls.
@@ -107,6 +126,24 @@ class Client(object):
     def started(self, coordinator):
         """Adjust the client once the coordinator has started."""
 
+    def acquired(self, lock):
+        """Do what a lock just taken needs before it is used.
+
+        :param lock: the :class:`tooz.locking.Lock`, held.
+        :raises tooz.ToozError: if the service cannot be reached.
+        """
+
+    def bounded_wait(self, lock, seconds):
+        """Return a context manager around a blocking ``lock.acquire``.
+
+        tooz's own timeout bounds the whole wait on every backend but
+        ZooKeeper's (:meth:`ZooKeeper.bounded_wait`).
+
+        :param lock: the :class:`tooz.locking.Lock` about to be acquired.
+        :param seconds: how long the whole wait may last.
+        """
+        return contextlib.nullcontext()
+
 
 class Local(Client):
     """``file://`` and ``ipc://``: locks die with their process."""
@@ -124,10 +161,12 @@ class ZooKeeper(Client):
     as long as the session, whose timeout is ``lock_timeout`` (the server
     must allow it: ``minSessionTimeout`` and ``maxSessionTimeout``, 2 and
     20 ticks by default). Waiters are queued in order, so picks are
-    serialised by the scope lock. kazoo waits up to ``lock_wait_timeout``
-    for the engine just ahead in the queue, and starts that wait again
-    each time the one ahead leaves: with many engines queued a wait may
-    last longer, but each engine ahead holds the lock only while it picks.
+    serialised by the scope lock. kazoo waits up to its timeout for the
+    engine just ahead in the queue and starts that wait again each time
+    the one ahead leaves, so the wait is cancelled at ``lock_wait_timeout``
+    after it began (:meth:`bounded_wait`); the requests then in flight
+    still end (one round trip each on a slow link, at most about
+    ``lock_timeout`` on a dead one) before ``allocate`` fails.
 
     kazoo queues a request made while it is disconnected until it is
     connected again, and by default tries to reconnect forever, so a call
@@ -156,7 +195,29 @@ class ZooKeeper(Client):
 
     def lock_timeouts(self):
         from kazoo import exceptions as kazoo_exceptions
-        return (kazoo_exceptions.LockTimeout,)
+        return (kazoo_exceptions.LockTimeout,
+                kazoo_exceptions.CancelledError)
+
+    @contextlib.contextmanager
+    def bounded_wait(self, lock, seconds):
+        # NOTE: tooz offers no public way to cancel a wait for a lock, and
+        # kazoo's timeout restarts with each engine ahead that leaves (an
+        # engine third in the queue could wait twice lock_wait_timeout).
+        # kazoo's Lock.cancel() is public, but tooz keeps kazoo's lock in
+        # the private attribute ZooKeeperLock._lock. This is the one place
+        # that reads it; without it the wait is kazoo's alone.
+        kazoo_lock = getattr(lock, "_lock", None)
+        cancel = getattr(kazoo_lock, "cancel", None)
+        if cancel is None:
+            yield
+            return
+        timer = threading.Timer(seconds, cancel)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
 
     def closed(self, error):
         from kazoo import exceptions as kazoo_exceptions
@@ -174,9 +235,20 @@ class Etcd3(Client):
 
     * A lock is a key attached to a lease of ``lock_timeout`` seconds,
       refreshed by tooz's heartbeat; each HTTP request times out after
-      ``lock_timeout`` seconds (tooz's own default is 30 s whatever the
-      lease), so a call fails within about that time when etcd does not
-      answer, at once when it refuses connections.
+      :func:`request_timeout` seconds (tooz's own default is 30 s whatever
+      the lease), so a call fails within about ``lock_timeout`` when etcd
+      does not answer, at once when it refuses connections.
+    * tooz grants a lock's lease one round trip before the key is written
+      and refreshes it only at the heartbeat after the lock was taken; the
+      heart beats every ``(lock_timeout + d) / 2`` seconds, ``d`` being the
+      beat's own duration, one round trip per lock held plus one. On a 2 s
+      round trip a lease could so expire before its first refresh. The
+      lease is therefore refreshed as soon as the lock is held
+      (:meth:`acquired`). A reservation then lives as long as its engine
+      while ``3 * n * RTT < lock_timeout``, ``n`` being the locks the
+      engine holds at once (one per block of each reservation in flight);
+      past that ``confirm`` may raise ``ReservationLost`` (never an
+      overlap).
     * tooz cannot ask whether an etcd3 lock is still held. ``confirm``
       learns it from the release, a compare-and-delete on the lock's
       value: it fails if the lease expired or another engine holds the
@@ -201,8 +273,18 @@ class Etcd3(Client):
 
     def options(self, lock_timeout):
         # NOTE: tooz's default HTTP timeout is 30 s whatever lock_timeout
-        # is; a request that outlives a lock's lease is of no use.
-        return {"lock_timeout": lock_timeout, "timeout": lock_timeout}
+        # is; a request that outlives a lock's lease is of no use. The
+        # membership lease keeps its own timeout: it sets the heartbeat's
+        # pace (a shorter one would expire between beats on a slow link,
+        # and each beat would then grant a new one).
+        return {"lock_timeout": lock_timeout,
+                "timeout": request_timeout(lock_timeout),
+                "membership_timeout": lock_timeout}
+
+    def acquired(self, lock):
+        # Lock.heartbeat() of tooz's etcd3 driver refreshes this lock's
+        # lease alone (one request), from now.
+        lock.heartbeat()
 
 
 class Redis(Client):
@@ -212,18 +294,34 @@ class Redis(Client):
 
     * Waiting for a lock polls it every 0.1 s, as on etcd3, with the same
       unfairness: picks are not serialised on Redis either.
-    * When the coordinator first starts while Redis is down, tooz and
-      redis-py retry for about a minute before ``LockUnavailable``; later
-      failures are reported within about a second (:meth:`started`).
+    * Each connection attempt and each reply times out after
+      :func:`request_timeout` seconds (tooz's ``socket_connect_timeout``
+      and ``socket_timeout`` options; tooz's own default is 30 s), so a
+      call fails within about ``lock_timeout`` when Redis does not answer.
+      A refused connection is tried again by tooz (15 times, at once).
+    * redis-py retries its first connection ten times, whatever the
+      options, before :meth:`started` can turn that off; so the host and
+      port are probed first, within the same timeout. Only a Redis that
+      stops answering between that probe and the start makes the first
+      call wait longer (eleven connection timeouts).
     """
 
     serialises = False
+    probe_first = True
+
+    def options(self, lock_timeout):
+        seconds = request_timeout(lock_timeout)
+        return {"lock_timeout": lock_timeout, "socket_timeout": seconds,
+                "socket_connect_timeout": seconds}
 
     def started(self, coordinator):
-        # NOTE: tooz already retries a failed Redis command 15 times;
-        # redis-py (>= 6) adds its own exponential backoff up to 10 s on
-        # each of those, so with Redis down an allocation would hang for
-        # about a minute before failing. Keep redis-py's retries short.
+        # NOTE: tooz already retries a refused Redis command 15 times, and
+        # redis-py (>= 6) retries each command and each connection again,
+        # with a backoff: one call would wait for many timeouts. tooz has
+        # no public way to set redis-py's retry policy, so this, the one
+        # use of tooz's private RedisDriver._client, turns it off
+        # (redis-py's own public set_retry); tooz's retries remain. Until
+        # the coordinator has started, redis-py's default applies.
         client = getattr(coordinator, "_client", None)
         if client is None or not hasattr(client, "set_retry"):
             return
@@ -232,8 +330,7 @@ class Redis(Client):
             from redis import retry
         except ImportError:
             return
-        client.set_retry(retry.Retry(
-            backoff.ExponentialBackoff(cap=0.05, base=0.01), 1))
+        client.set_retry(retry.Retry(backoff.NoBackoff(), 0))
 
 
 _CLIENTS = {

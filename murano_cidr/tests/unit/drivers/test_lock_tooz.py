@@ -100,9 +100,21 @@ class TestClientOptions(base.TestCase):
         self.assertTrue(client.closed(closed))
         self.assertFalse(client.closed(kazoo_exceptions.ConnectionLoss()))
 
-    def test_etcd_requests_time_out_with_the_lock(self):
+    def test_etcd_requests_time_out_within_the_lock(self):
         options = tooz_clients.for_url("etcd3+http://h:2379").options(7)
-        self.assertEqual({"lock_timeout": 7, "timeout": 7}, options)
+        # Two failed requests fit in lock_timeout; the heart keeps the
+        # lock's pace.
+        self.assertEqual({"lock_timeout": 7, "timeout": 3,
+                          "membership_timeout": 7}, options)
+
+    def test_redis_sockets_time_out_within_the_lock(self):
+        options = tooz_clients.for_url("redis://h:6379").options(7)
+        self.assertEqual({"lock_timeout": 7, "socket_timeout": 3,
+                          "socket_connect_timeout": 3}, options)
+
+    def test_a_request_waits_at_least_a_second(self):
+        self.assertEqual(1, tooz_clients.request_timeout(1))
+        self.assertEqual(15, tooz_clients.request_timeout(30))
 
     def test_local_locks_need_no_timeout(self):
         self.assertEqual({}, tooz_clients.for_url("file:///x").options(7))
@@ -112,12 +124,14 @@ class ToozTestCase(base.TestCase):
     """The lock driver on a mocked tooz coordinator."""
 
     url = "zookeeper://127.0.0.1:2181"
+    #: ``[cidr_allocator] lock_wait_timeout``.
+    wait_timeout = 3
 
     def setUp(self):
         super().setUp()
         self.config(driver="lock", pool_cidrs=contract.SMALL_POOL,
                     subnet_prefixlen=24, coordination_url=self.url,
-                    lock_timeout=7, lock_wait_timeout=3)
+                    lock_timeout=7, lock_wait_timeout=self.wait_timeout)
         self.coordinator = mock.Mock()
         self.coordinator.requires_beating = False
         self.coordinator.heart.is_alive.return_value = False
