@@ -10,12 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Lock services the functional tests start themselves: etcd, ZooKeeper.
+"""Lock services the functional tests start themselves: Redis, etcd,
+ZooKeeper.
 
-Each server listens on a free loopback port, keeps its data in a temporary
-directory, and is stopped by the fixture's cleanup. :meth:`LocalServer.kill`
-sends SIGKILL, as a crash would; :meth:`LocalServer.start` brings the
-server back on the same port with the same data.
+Each server listens on a free loopback port, or on the address of a
+network namespace of the test's own (:class:`murano_cidr.tests.functional.
+netns.ServerHost`) for the fault tests, keeps its data in a temporary
+directory, and is stopped by the fixture's cleanup.
+:meth:`LocalServer.kill` sends SIGKILL, as a crash would;
+:meth:`LocalServer.start` brings the server back on the same port with the
+same data.
 """
 
 import os
@@ -64,7 +68,10 @@ class LocalServer(fixtures.Fixture):
 
     Subclasses give :meth:`command` and :meth:`answers`.
 
-    :ivar port: the client port on 127.0.0.1.
+    :param host: a :class:`~murano_cidr.tests.functional.netns.ServerHost`
+        to run the server in, or None for the machine's loopback.
+    :ivar address: the address the server listens on.
+    :ivar port: its client port.
     :ivar directory: the server's temporary directory.
     :ivar url: the tooz coordination URL of the server.
     """
@@ -72,8 +79,10 @@ class LocalServer(fixtures.Fixture):
     #: What the server is, for messages.
     name = None
 
-    def __init__(self):
+    def __init__(self, host=None):
         super().__init__()
+        self.host = host
+        self.address = "127.0.0.1" if host is None else host.address
         self.process = None
         self.port = None
         self.directory = None
@@ -108,8 +117,9 @@ class LocalServer(fixtures.Fixture):
             :data:`START_TIMEOUT` seconds.
         """
         log = open(os.path.join(self.directory, "server.log"), "ab")
+        popen = subprocess.Popen if self.host is None else self.host.popen
         try:
-            self.process = subprocess.Popen(
+            self.process = popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, cwd=self.directory)
         finally:
@@ -152,9 +162,9 @@ class LocalServer(fixtures.Fixture):
         self.process = None
 
 
-def _ask(port, command, timeout=2):
+def _ask(address, port, command, timeout=2):
     """Send a four-letter command to a server and return its answer."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    with socket.create_connection((address, port), timeout=timeout) as s:
         s.sendall(command)
         s.shutdown(socket.SHUT_WR)
         chunks = []
@@ -174,8 +184,8 @@ class ZooKeeperServer(LocalServer):
 
     name = "ZooKeeper"
 
-    def __init__(self, tick_ms=250):
-        super().__init__()
+    def __init__(self, tick_ms=250, host=None):
+        super().__init__(host)
         self.tick_ms = tick_ms
         self.java = shutil.which("java")
 
@@ -186,7 +196,7 @@ class ZooKeeperServer(LocalServer):
 
     @property
     def url(self):
-        return "zookeeper://127.0.0.1:%d" % self.port
+        return "zookeeper://%s:%d" % (self.address, self.port)
 
     def prepare(self):
         config = os.path.join(self.directory, "conf")
@@ -198,11 +208,12 @@ class ZooKeeperServer(LocalServer):
                     "maxSessionTimeout=%d\n"
                     "dataDir=%s\n"
                     "clientPort=%d\n"
-                    "clientPortAddress=127.0.0.1\n"
+                    "clientPortAddress=%s\n"
                     "admin.enableServer=false\n"
                     "4lw.commands.whitelist=ruok\n"
                     % (self.tick_ms, 2 * self.tick_ms, 200 * self.tick_ms,
-                       os.path.join(self.directory, "data"), self.port))
+                       os.path.join(self.directory, "data"), self.port,
+                       self.address))
         with open(os.path.join(config, "log4j.properties"), "w") as f:
             f.write("log4j.rootLogger=WARN, CONSOLE\n"
                     "log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender\n"
@@ -222,7 +233,7 @@ class ZooKeeperServer(LocalServer):
 
     def answers(self):
         try:
-            return _ask(self.port, b"ruok") == b"imok"
+            return _ask(self.address, self.port, b"ruok") == b"imok"
         except OSError:
             return False
 
@@ -232,8 +243,8 @@ class EtcdServer(LocalServer):
 
     name = "etcd"
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, host=None):
+        super().__init__(host)
         self.etcd = shutil.which("etcd")
         self.peer_port = None
 
@@ -243,14 +254,14 @@ class EtcdServer(LocalServer):
 
     @property
     def url(self):
-        return "etcd3+http://127.0.0.1:%d" % self.port
+        return "etcd3+http://%s:%d" % (self.address, self.port)
 
     def prepare(self):
         self.peer_port = free_port()
 
     def command(self):
-        client = "http://127.0.0.1:%d" % self.port
-        peer = "http://127.0.0.1:%d" % self.peer_port
+        client = "http://%s:%d" % (self.address, self.port)
+        peer = "http://%s:%d" % (self.address, self.peer_port)
         return [self.etcd, "--name", "murano-cidr-test",
                 "--data-dir", os.path.join(self.directory, "data"),
                 "--listen-client-urls", client,
@@ -263,10 +274,45 @@ class EtcdServer(LocalServer):
 
     def answers(self):
         try:
-            with socket.create_connection(("127.0.0.1", self.port),
+            with socket.create_connection((self.address, self.port),
                                           timeout=2) as s:
                 s.sendall(b"GET /health HTTP/1.0\r\n\r\n")
                 reply = s.recv(4096)
         except OSError:
             return False
         return b'"health":"true"' in reply
+
+
+class RedisServer(LocalServer):
+    """A ``redis-server`` of the test's own.
+
+    It keeps its data in an append-only file, fsynced at every write, so a
+    stop and start lose no lock (as a production Redis used for locks
+    should be run).
+    """
+
+    name = "Redis"
+
+    def __init__(self, host=None):
+        super().__init__(host)
+        self.binary = shutil.which("redis-server")
+
+    @property
+    def available(self):
+        return self.binary is not None
+
+    @property
+    def url(self):
+        return "redis://%s:%d" % (self.address, self.port)
+
+    def command(self):
+        return [self.binary, "--port", str(self.port),
+                "--bind", self.address, "--dir", self.directory,
+                "--save", "", "--appendonly", "yes",
+                "--appendfsync", "always", "--protected-mode", "no"]
+
+    def answers(self):
+        try:
+            return _ask(self.address, self.port, b"PING\r\n") == b"+PONG\r\n"
+        except OSError:
+            return False

@@ -33,6 +33,7 @@ from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import redis_server
+from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
 from murano_cidr.tools.simulate import router as router_mod
 
@@ -305,7 +306,7 @@ class TestRedisOutage(EngineHarness, base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.server = redis_server.RedisServer()
+        self.server = servers.RedisServer()
         self.require_service(self.server.available,
                              "the redis-server binary")
         self.useFixture(self.server)

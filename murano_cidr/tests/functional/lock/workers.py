@@ -27,6 +27,7 @@ from oslo_config import cfg
 from murano_cidr import allocator
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
+from murano_cidr.tests.functional import netns
 from murano_cidr.tools.simulate import router as router_mod
 
 #: How long a worker keeps trying while the lock service is down.
@@ -54,7 +55,7 @@ class EngineError(Exception):
 
 
 def deploy(driver, routers, router, prefix, count, keep, counters,
-           recorder=None):
+           recorder=None, hold=0):
     """Deploy ``count`` networks on ``router``, keeping ``keep`` alive.
 
     Each deployment allocates a CIDR, plugs the subnet into the model
@@ -68,6 +69,8 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
     :param counters: a :class:`collections.Counter` updated in place.
     :param recorder: a :class:`~murano_cidr.tests.functional.history.
         Recorder` of the calls; one in memory if None.
+    :param hold: seconds each reservation is held between the plug and
+        the confirm (Neutron's time to create the subnet).
     :raises EngineError: for an error other than the lock service being
         unavailable (or for that one, after :data:`OUTAGE_DEADLINE`).
     """
@@ -108,6 +111,8 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
             counters["collisions"] += 1
             release(owner)
             continue
+        if hold:
+            time.sleep(hold)
         recorder.confirm(driver, owner)
         failed = outcome()
         if failed is not None:
@@ -124,7 +129,7 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
 
 
 def engine(settings, lock_path, router_path, router, prefix, count, keep,
-           results, history_dir=None):
+           results, history_dir=None, hold=0):
     """Run :func:`deploy` in a process of its own with its own allocator.
 
     :param results: a queue receiving one dictionary of counters.
@@ -139,7 +144,7 @@ def engine(settings, lock_path, router_path, router, prefix, count, keep,
     counters = collections.Counter()
     try:
         deploy(driver, routers, router, prefix, count, keep, counters,
-               recorder)
+               recorder, hold)
     finally:
         results.put(dict(counters, prefix=prefix))
         recorder.close()
@@ -157,3 +162,47 @@ def holder(settings, lock_path, router, prefix, count, results):
              for i in range(count)]
     results.put(cidrs)
     threading.Event().wait()
+
+
+def serve(settings, lock_path, history_path, prefix, namespace, requests,
+          replies):
+    """Make the calls a test asks for, one at a time, and time them.
+
+    The test waits for each reply no longer than its watchdog, so a call
+    that does not end fails the test instead of hanging it (the process
+    is killed at cleanup).
+
+    :param history_path: the file to record the calls in.
+    :param namespace: a network namespace to move into first (a client
+        that will be partitioned), or None.
+    :param requests: a queue of ``(kind, owner, scope, pause)``, kind
+        being ``"allocate"``, ``"confirm"`` or ``"release"``, ``pause`` the
+        seconds to wait before the call (Neutron creating the subnet
+        between an allocate and its confirm); None ends.
+    :param replies: a queue receiving, for each request, a dictionary:
+        ``status`` as the history records it, ``error`` the class name of
+        the error and ``message`` the error, ``value``, ``seconds`` the
+        call took.
+    """
+    if namespace is not None:
+        netns.enter(namespace)
+    driver = build_allocator(settings, lock_path)
+    recorder = history.Recorder(history_path, prefix)
+    try:
+        for kind, owner, scope, pause in iter(requests.get, None):
+            time.sleep(pause)
+            started = time.monotonic()
+            if kind == history.ALLOCATE:
+                recorder.allocate(driver, owner, scope=scope)
+            elif kind == history.CONFIRM:
+                recorder.confirm(driver, owner)
+            else:
+                recorder.release(driver, owner)
+            op = recorder.ops[-1]
+            replies.put({"status": op.status,
+                         "error": op.errors[0] if op.errors else None,
+                         "message": op.error, "value": op.value,
+                         "seconds": round(time.monotonic() - started, 1)})
+    finally:
+        recorder.close()
+        driver.close()

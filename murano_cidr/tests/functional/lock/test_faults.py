@@ -1,0 +1,345 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Network faults between the ``lock`` driver and Redis, etcd, ZooKeeper.
+
+Each test starts its lock server inside a network namespace of its own
+(:mod:`murano_cidr.tests.functional.netns`) and makes the fault there: a
+blackhole (every packet dropped), one client partitioned, or a slow link
+(:class:`~murano_cidr.tests.functional.slowlink.DelayProxy`). The engine
+under test runs in a process of its own (:func:`.workers.serve`); the test
+waits for each of its calls no longer than a watchdog, a small multiple of
+the bound the operations guide documents for that backend ("Timeouts and
+partitions"), and checks the call ended in the documented typed error.
+Each test then heals the network, checks the same engine works again at
+once, and checks the recorded history for overlaps.
+"""
+
+import os
+import queue
+import threading
+
+import fixtures
+from kazoo import client as kazoo_client
+from kazoo import exceptions as kazoo_exceptions
+from oslo_log import log as logging
+from tooz import coordination
+
+from murano_cidr.drivers.lock import backend
+from murano_cidr.tests import base
+from murano_cidr.tests.functional import history
+from murano_cidr.tests.functional.lock import servers
+from murano_cidr.tests.functional.lock import test_lock_driver as harness
+from murano_cidr.tests.functional.lock import workers
+from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import slowlink
+
+LOG = logging.getLogger(__name__)
+
+#: The watchdog of a call, in multiples of its documented bound.
+WATCHDOG = 3
+#: Seconds a test may run at most, whatever happens.
+TEST_TIMEOUT = 240
+
+
+class Remote(object):
+    """An engine in a process of its own, making the calls it is told to.
+
+    :param test: the :class:`FaultTests` it belongs to.
+    :param prefix: its name in the history.
+    :param namespace: a client namespace to run in, or None.
+    :param settings: ``[cidr_allocator]`` options.
+    """
+
+    def __init__(self, test, prefix, namespace=None, **settings):
+        self.test = test
+        self.requests = test.spawn.Queue()
+        self.replies = test.spawn.Queue()
+        test.start(workers.serve, test.settings(**settings), test.lock_path,
+                   os.path.join(test.history_dir, prefix + ".jsonl"),
+                   prefix, namespace, self.requests, self.replies)
+
+    def call(self, kind, owner, watchdog, pause=0):
+        """Make a call in the test's router; fail past ``watchdog`` s.
+
+        :param pause: seconds the engine waits before the call.
+        :returns: the reply of :func:`.workers.serve`.
+        """
+        self.requests.put((kind, owner, self.test.router, pause))
+        try:
+            return self.replies.get(timeout=watchdog)
+        except queue.Empty:
+            self.test.fail("%s(%s) did not end within its watchdog, %.0f "
+                           "s (a small multiple of its documented bound)"
+                           % (kind, owner, watchdog))
+
+    def expect(self, kind, owner, watchdog, error=None, pause=0):
+        """Make a call and check it ended as expected, within ``watchdog``.
+
+        :param error: the typed error expected, or None for success.
+        :param pause: seconds the engine waits before the call.
+        :returns: the reply.
+        """
+        reply = self.call(kind, owner, watchdog, pause)
+        LOG.info("%s: %s(%s) ended in %.1f s (watchdog %.0f s): %s",
+                 self.test.id(), kind, owner, reply["seconds"], watchdog,
+                 reply["message"] or reply["status"])
+        expected = (history.OK, None) if error is None else (history.FAIL,
+                                                             error)
+        self.test.assertEqual(expected, (reply["status"], reply["error"]),
+                              "%s(%s): %s" % (kind, owner, reply))
+        return reply
+
+    def cycle(self, owner, watchdog):
+        """Allocate, confirm and release ``owner``: the engine works."""
+        for kind in (history.ALLOCATE, history.CONFIRM, history.RELEASE):
+            self.expect(kind, owner, watchdog)
+
+
+def _wait_in_queue(lock):
+    """Wait for a kazoo lock until the test cancels the wait."""
+    try:
+        lock.acquire(timeout=TEST_TIMEOUT)
+    except kazoo_exceptions.CancelledError:
+        pass
+
+
+class FaultTests(harness.EngineHarness):
+    """A lock server in a namespace of the test's own (a mixin).
+
+    :cvar server_class: the :class:`~.servers.LocalServer` to start.
+    :cvar lock_timeout: ``[cidr_allocator] lock_timeout`` of the engines.
+    """
+
+    server_class = None
+    lock_timeout = None
+
+    def setUp(self):
+        super().setUp()
+        netns.require(self)
+        self.useFixture(fixtures.Timeout(TEST_TIMEOUT, gentle=True))
+        self.host = self.useFixture(netns.ServerHost())
+        server = self.server_class(host=self.host)
+        self.require_service(server.available, "the %s server"
+                             % server.name)
+        self.server = self.useFixture(server)
+        self.backend = {"coordination_url": self.server.url,
+                        "lock_timeout": self.lock_timeout}
+
+    def assertHistoryHolds(self, reports=()):
+        """No overlap, no untyped error, in everything recorded."""
+        self.assertNeverCollided(reports)
+
+
+class TestRedisFaults(FaultTests, base.TestCase):
+    """Redis: every call ends within ``lock_timeout``.
+
+    Each request waits at most ``lock_timeout / 2`` (the connect and socket
+    timeouts); ``allocate`` waits on at most two (the probe of a first
+    connection, then one), ``confirm`` on two (the check, then the
+    release it still tries).
+    """
+
+    server_class = servers.RedisServer
+    lock_timeout = 4
+    watchdog = WATCHDOG * lock_timeout
+
+    def test_blackhole_before_the_first_connection(self):
+        engine = Remote(self, "e1")
+        self.host.blackhole()
+        engine.expect(history.ALLOCATE, "net-1", self.watchdog,
+                      "LockUnavailable")
+        self.host.heal()
+        engine.cycle("net-2", self.watchdog)
+        self.assertHistoryHolds()
+
+    def test_blackhole_while_a_reservation_is_held(self):
+        engine = Remote(self, "e1")
+        engine.expect(history.ALLOCATE, "net-1", self.watchdog)
+        self.host.blackhole()
+        engine.expect(history.CONFIRM, "net-1", self.watchdog,
+                      "ReservationLost")
+        # The documented answer to a lost reservation: undo, try again.
+        engine.expect(history.RELEASE, "net-1", self.watchdog)
+        engine.expect(history.ALLOCATE, "net-2", self.watchdog,
+                      "LockUnavailable")
+        self.host.heal()
+        engine.cycle("net-3", self.watchdog)
+        self.assertHistoryHolds()
+
+    def test_one_engine_partitioned_while_the_others_go_on(self):
+        cut = self.host.add_client()
+        victim = Remote(self, "victim", namespace=cut.name)
+        victim.cycle("v-1", self.watchdog)
+        # The others hold each reservation a tenth of a second, so that
+        # they are still deploying (60 each) while the victim is cut off.
+        results = self.spawn.Queue()
+        engines = [self.start(workers.engine, self.settings(),
+                              self.lock_path, self.router_path, self.router,
+                              "e%d" % i, 60, 3, results, self.history_dir,
+                              0.1)
+                   for i in range(2)]
+        self.assertTrue(harness._until(
+            lambda: self.routers.added(self.router) >= 5))
+
+        self.host.partition(cut)
+        before = self.routers.added(self.router)
+        self.assertTrue(harness._until(
+            lambda: self.routers.added(self.router) >= before + 10),
+            "the engines that were not cut off stopped too")
+        victim.expect(history.ALLOCATE, "v-2", self.watchdog,
+                      "LockUnavailable")
+
+        self.host.heal()
+        victim.cycle("v-3", self.watchdog)
+        reports = self.finish_engines(engines, results, 60)
+        self.assertHistoryHolds(reports)
+
+
+class TestZooKeeperFaults(FaultTests, base.TestCase):
+    """ZooKeeper: the wait for the scope lock ends at lock_wait_timeout.
+
+    Documented bound of an ``allocate`` that waits: ``lock_wait_timeout``
+    plus three round trips (the requests in flight when the wait is
+    cancelled, and the removal of the engine's place in the queue).
+    """
+
+    server_class = servers.ZooKeeperServer
+    #: The session timeout: kazoo pings every third of it, and drops a
+    #: connection whose ping is not answered before the next one.
+    lock_timeout = 10
+    wait_timeout = 4
+    #: Seconds added to the server's answers to the engine under test.
+    delay = 2.0
+    #: Engines queued ahead of it, and the seconds between their leaving.
+    ahead = 6
+    step = 3.0
+
+    def queue_ahead(self, name):
+        """Hold the lock ``name`` and queue :attr:`ahead` engines for it.
+
+        They talk to the server directly, without the delay.
+
+        :returns: the held tooz lock, and the queued kazoo locks, first in
+            the queue first.
+        """
+        holder = coordination.get_coordinator(self.server.url,
+                                              b"murano-cidr-test-holder")
+        holder.start(start_heart=False)
+        self.addCleanup(holder.stop)
+        lock = holder.get_lock(name.encode("utf-8"))
+        self.assertTrue(lock.acquire(blocking=False))
+        self.addCleanup(lock.release)
+        client = kazoo_client.KazooClient(
+            hosts="%s:%d" % (self.server.address, self.server.port))
+        client.start(timeout=30)
+        self.addCleanup(client.close)
+        self.addCleanup(client.stop)
+        # NOTE: tooz keeps its locks under /tooz/locks/<name> with kazoo's
+        # lock recipe; kazoo's own locks on that path queue behind it.
+        path = "/tooz/locks/" + name
+        queued = []
+        for i in range(self.ahead):
+            waiter = client.Lock(path, "ahead-%d" % i)
+            thread = threading.Thread(target=_wait_in_queue, args=(waiter,),
+                                      daemon=True)
+            thread.start()
+            self.addCleanup(thread.join, 30)
+            self.addCleanup(waiter.cancel)
+            queued.append(waiter)
+            self.assertTrue(harness._until(
+                lambda: len(waiter.contenders()) == i + 2),
+                "the engine queued ahead is not in the queue")
+        return lock, queued
+
+    def test_the_wait_ends_at_lock_wait_timeout_on_a_slow_link(self):
+        proxy = self.useFixture(slowlink.DelayProxy(
+            self.server.address, self.server.port, 0))
+        engine = Remote(self, "e1",
+                        coordination_url="zookeeper://127.0.0.1:%d"
+                        % proxy.port, lock_wait_timeout=self.wait_timeout)
+        bound = self.wait_timeout + 3 * self.delay
+        engine.cycle("net-1", WATCHDOG * bound)
+        held, queued = self.queue_ahead(
+            backend.scope_lock_name(self.router))
+
+        proxy.delay = self.delay
+        # The last in the queue leaves first: kazoo's wait restarts each
+        # time the engine ahead of ours leaves.
+        timers = [threading.Timer(self.step * (i + 1), waiter.cancel)
+                  for i, waiter in enumerate(reversed(queued))]
+        for timer in timers:
+            timer.start()
+            self.addCleanup(timer.cancel)
+        engine.expect(history.ALLOCATE, "net-2", 2 * bound,
+                      "LockUnavailable")
+
+        for timer in timers:
+            timer.cancel()
+        for waiter in queued:
+            waiter.cancel()
+        held.release()
+        proxy.delay = 0
+        engine.cycle("net-3", WATCHDOG * bound)
+        self.assertHistoryHolds()
+
+
+class TestEtcdFaults(FaultTests, base.TestCase):
+    """etcd: a reservation confirmed in time is not lost on a slow link.
+
+    Documented: a reservation confirmed within ``lock_timeout - RTT`` of
+    the moment it was granted is never lost (its lease is refreshed once
+    the lock is held); one held longer lives as long as its engine while
+    ``3 * n * RTT < lock_timeout`` (``n`` locks held at once by the
+    engine). Here RTT is 3 s and ``lock_timeout`` 8: tooz alone let the
+    lease, granted two round trips before the lock was held, expire 2 s
+    after, before its first refresh.
+    """
+
+    server_class = servers.EtcdServer
+    lock_timeout = 8
+    delay = 3.0
+    #: Seconds each reservation is held before it is confirmed.
+    hold = 3.5
+    engines = 2
+
+    def test_reservations_survive_a_slow_link(self):
+        self.assertLess(self.hold, self.lock_timeout - self.delay)
+        proxy = self.useFixture(slowlink.DelayProxy(
+            self.server.address, self.server.port, self.delay))
+        url = "etcd3+http://127.0.0.1:%d" % proxy.port
+        watchdog = WATCHDOG * self.lock_timeout
+        engines = [Remote(self, "e%d" % i, coordination_url=url)
+                   for i in range(self.engines)]
+        failures = []
+
+        def deploy(engine, owner):
+            # Allocate, create the subnet (hold), confirm.
+            try:
+                engine.expect(history.ALLOCATE, owner, watchdog)
+                engine.expect(history.CONFIRM, owner, watchdog,
+                              pause=self.hold)
+            except Exception as e:
+                failures.append(e)
+
+        threads = [threading.Thread(target=deploy,
+                                    args=(engine, "net-%d" % i))
+                   for i, engine in enumerate(engines)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual([], [str(e) for e in failures])
+
+        proxy.delay = 0
+        engines[0].cycle("net-after", watchdog)
+        self.assertHistoryHolds()
