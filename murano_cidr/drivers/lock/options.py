@@ -47,19 +47,24 @@ lock_opts = [
                "the reservations of an engine that died stay blocked, and "
                "how long a live engine may stall before it loses them. "
                "Passed to the backend as lock_timeout (ZooKeeper: the "
-               "session timeout) unless coordination_url sets its own; "
-               "it also bounds each call to the lock service (an etcd "
-               "request, ZooKeeper's reconnection attempts), so that "
-               "allocate fails within about this time while the service "
-               "is down. File locks need none: the kernel frees them at "
-               "once.")),
+               "session timeout) unless coordination_url sets its own. It "
+               "also bounds every call to the lock service: a Redis or "
+               "etcd request waits at most half of it (Redis "
+               "socket_timeout and socket_connect_timeout, etcd timeout, "
+               "unless coordination_url sets them), so allocate and "
+               "confirm fail within about lock_timeout while the service "
+               "does not answer; ZooKeeper's requests are retried for at "
+               "most lock_timeout. File locks need none: the kernel frees "
+               "them at once.")),
     cfg.IntOpt(
         "lock_wait_timeout",
         default=60,
         min=1,
         help=_("Seconds the 'lock' driver waits for another engine to "
                "finish picking a CIDR in the same scope before allocate "
-               "fails with a 'lock service unavailable' error. ZooKeeper "
+               "fails with a 'lock service unavailable' error, counted "
+               "from the start of allocate (ZooKeeper: plus the requests "
+               "in flight then, up to three round trips). ZooKeeper "
                "and tooz's file backend only: on etcd and Redis engines "
                "pick without waiting for each other (their reservation "
                "locks keep them apart), and oslo.concurrency file locks "
