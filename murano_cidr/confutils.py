@@ -10,16 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Configuration objects built from Python values, through a file.
+"""Configuration objects built from Python values, and the files of them.
 
 The simulator's engines and the benchmarks build their configuration from
-``{group: {option: value}}``. It goes through a file, the way a service
-reads its configuration: ``set_override`` would leak into every
-:class:`oslo_config.cfg.ConfigOpts` sharing an option group object.
+``{group: {option: value}}``: :func:`make_conf` in the process itself,
+:func:`write` and :func:`load` for the simulator's engine processes, which
+read a file as a service does.
 """
-
-import os
-import tempfile
 
 from oslo_config import cfg
 
@@ -70,23 +67,26 @@ def load(path):
     return conf
 
 
-def make_conf(groups, directory=None):
+def make_conf(groups):
     """Build a configuration from ``{group: {option: value}}``.
 
-    :param groups: option values by group (see :func:`render`).
-    :param directory: where to write the file, which is removed once read
-        (the system's temporary directory if None).
-    :returns: an :class:`oslo_config.cfg.ConfigOpts` with the
-        ``[cidr_allocator]`` options registered.
-    :raises oslo_config.cfg.Error: if a value cannot be parsed.
+    Every installed driver's options are registered and the values set as
+    overrides; each :class:`oslo_config.cfg.ConfigOpts` registers groups of
+    its own (see :func:`murano_cidr.opts.register_listed`), so overrides
+    are never shared between configuration objects. No file is read.
+
+    :param groups: option values by group, as :func:`render` takes them;
+        None values are left out.
+    :returns: an :class:`oslo_config.cfg.ConfigOpts` with every option
+        registered.
+    :raises oslo_config.cfg.NoSuchOptError: for an option no installed
+        driver has.
+    :raises ValueError: if a value does not fit its option's type.
     """
-    fd, path = tempfile.mkstemp(prefix="murano-cidr-", suffix=".conf",
-                                dir=directory)
-    os.close(fd)
-    try:
-        write(path, groups)
-        # NOTE: oslo.config parses the whole file here, every group
-        # included, so options registered later (by a driver) still read it.
-        return load(path)
-    finally:
-        os.unlink(path)
+    conf = cfg.ConfigOpts()
+    opts.register_opts(conf)
+    for group, values in groups.items():
+        for option, value in values.items():
+            if value is not None:
+                conf.set_override(option, value, group=group)
+    return conf

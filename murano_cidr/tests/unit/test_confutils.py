@@ -24,13 +24,20 @@ class TestConfUtils(base.TestCase):
         conf = confutils.make_conf(
             {"cidr_allocator": {"driver": "legacy",
                                 "pool_cidrs": ["10.0.0.0/20", "10.1.0.0/20"],
-                                "max_hosts": None}},
-            directory=self.state_path)
+                                "max_hosts": None}})
         self.assertEqual("legacy", conf.cidr_allocator.driver)
         self.assertEqual(["10.0.0.0/20", "10.1.0.0/20"],
                          conf.cidr_allocator.pool_cidrs)
         self.assertEqual(250, conf.cidr_allocator.max_hosts)
         self.assertEqual([], os.listdir(self.state_path))
+
+    def test_configurations_do_not_share_values(self):
+        one = confutils.make_conf({"cidr_allocator": {"max_hosts": 10}})
+        two = confutils.make_conf({"cidr_allocator": {"driver": "random"}})
+        self.assertEqual((10, "db"), (one.cidr_allocator.max_hosts,
+                                      one.cidr_allocator.driver))
+        self.assertEqual((250, "random"), (two.cidr_allocator.max_hosts,
+                                           two.cidr_allocator.driver))
 
     def test_render_and_load(self):
         groups = {"cidr_allocator": {"driver": "db", "max_hosts": None},

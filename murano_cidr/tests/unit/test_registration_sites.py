@@ -48,6 +48,7 @@ SITES = frozenset({
     ("murano_cidr.opts", "register_listed"),
     # Every installed driver's, for programs that build none.
     ("murano_cidr.confutils", "load"),
+    ("murano_cidr.confutils", "make_conf"),
     ("murano_cidr.integration.murano", "register_opts"),
     ("murano_cidr.integration.plugin", "_install"),
     # The console scripts: theirs (logging, command line) and everyone's.
