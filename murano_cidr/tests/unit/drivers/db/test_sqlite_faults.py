@@ -54,6 +54,16 @@ class TestDiagnose(base.TestCase):
         self.assertIsInstance(fault, exceptions.DatabaseFull)
         self.assertIn("has no space left (0 bytes free", str(fault))
 
+    def test_a_directory_this_user_cannot_write(self):
+        # What chmod does to a user other than root (root writes anyway).
+        with mock.patch("os.access", return_value=False):
+            fault = self.diagnose(self.error(8, "attempt to write a "
+                                             "readonly database"),
+                                  _statvfs())
+        self.assertIsInstance(fault, exceptions.DatabaseReadOnly)
+        self.assertIn("%s is not writable by this user" % self.state_path,
+                      str(fault))
+
     def test_other_errors_are_left_alone(self):
         full = _statvfs(free_blocks=0)
         # SQLITE_BUSY is a lock, not the file system.
