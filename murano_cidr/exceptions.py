@@ -236,3 +236,9 @@ class InvalidInputFile(InvalidArgument):
     """A file given to a command cannot be read or holds bad data."""
 
     message = _("%(path)s: %(reason)s")
+
+
+class UnexpectedCoreLibrary(InvalidInputFile):
+    """A tree is not the io.murano core library the MuranoPL change fits."""
+
+    message = _("%(path)s: %(reason)s; nothing was changed")

@@ -19,6 +19,11 @@ hook); the ``db`` driver's create and upgrade its tables::
     murano-cidr-manage [--config-file murano.conf] db version
     murano-cidr-manage [--config-file murano.conf] db stamp REVISION
 
+and one command changes Murano's core library (the optional MuranoPL
+change, :mod:`murano_cidr.cmd.core_library`)::
+
+    murano-cidr-manage murano patch-core-library [--dry-run] PATH
+
 Results go to standard output; errors are one line on standard error with
 the exit codes of :mod:`murano_cidr.cmd.common`.
 """
@@ -26,6 +31,7 @@ the exit codes of :mod:`murano_cidr.cmd.common`.
 import sys
 
 from murano_cidr.cmd import common
+from murano_cidr.cmd import core_library
 from murano_cidr import drivers
 
 PROG = "murano-cidr-manage"
@@ -36,12 +42,15 @@ def add_command_parsers(subparsers):
     subparsers.metavar = "COMMAND"
     for driver in drivers.driver_classes().values():
         driver.manage_commands(subparsers)
+    core_library.add_command_parsers(subparsers)
 
 
 DESCRIPTION = (
     "Create, upgrade and inspect what the allocator drivers keep. Each "
     "installed driver adds its own commands; run the configured driver's "
-    "before it is first used and after every upgrade (see COMMAND --help).")
+    "before it is first used and after every upgrade (see COMMAND --help). "
+    "'murano patch-core-library' adds the optional release path to "
+    "Murano's core library.")
 
 command_opt = common.CommandOpt("command", title="Commands",
                                 handler=add_command_parsers,
