@@ -33,7 +33,6 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db import warning as db_warning
 from oslo_log import log as logging
-from oslo_utils import eventletutils
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
@@ -140,11 +139,10 @@ class Database(object):
             # times, retry_interval seconds apart.
             "max_retries": self.connect_retries,
             "retry_interval": self.connect_interval,
-            # NOTE: oslo.db's yield to other threads at each check-in
-            # (time.sleep(0)) lets green threads take turns under eventlet;
-            # without it, it is a trip through the OS scheduler per
-            # transaction (a millisecond on a busy host).
-            "thread_checkin": eventletutils.is_monkey_patched("thread"),
+            # NOTE: oslo.db's yield at each check-in is a trip through the
+            # OS scheduler outside eventlet (a millisecond on a busy host);
+            # connection.fewer_round_trips yields under eventlet only.
+            "thread_checkin": False,
             "json_serializer": None,
             "json_deserializer": None,
             "logging_name": None,

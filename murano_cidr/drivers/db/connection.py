@@ -18,6 +18,8 @@ session settings the driver's queries rely on.
 """
 
 import os
+import sys
+import time
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -164,6 +166,14 @@ def _pool_args(pool):
             "_dispatch": pool.dispatch, "dialect": pool._dialect}
 
 
+def _yield_if_green(dbapi_connection, connection_record):
+    # NOTE: eventlet is never imported here; a process it has not
+    # monkey-patched has no green thread to yield to.
+    eventlet = sys.modules.get("eventlet")
+    if eventlet is not None and eventlet.patcher.is_monkey_patched("thread"):
+        time.sleep(0)
+
+
 def fewer_round_trips(engine):
     """Drop the round trips a transaction pays beyond its own statements.
 
@@ -184,7 +194,11 @@ def fewer_round_trips(engine):
       is left as oslo.db made it;
     * on an SQLite file, one connection per process, kept open: SQLite
       has one writer at a time anyway, and the connection keeps its WAL
-      mode.
+      mode;
+    * a yield to the other green threads when a connection is checked in
+      only in a process eventlet has monkey-patched (oslo.db's
+      ``thread_checkin``, which the driver turns off, yields to the
+      operating system's scheduler in any process).
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
@@ -200,3 +214,4 @@ def fewer_round_trips(engine):
                 pool._creator, pool_size=pool.size(),
                 max_overflow=pool._max_overflow, timeout=pool.timeout(),
                 pre_ping=False, reset_on_return=None, **_pool_args(pool))
+    sa.event.listen(engine, "checkin", _yield_if_green)

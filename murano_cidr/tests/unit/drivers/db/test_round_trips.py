@@ -12,9 +12,20 @@
 
 """Statements and round trips of the db driver on SQLite."""
 
+import sys
+from unittest import mock
+
 from murano_cidr.tests import round_trips
 from murano_cidr.tests.unit.drivers.db import base
 
 
 class TestRoundTrips(round_trips.RoundTripTests, base.DbTestCase):
-    pass
+
+    def test_yields_at_check_in_under_eventlet(self):
+        green = mock.Mock()
+        green.patcher.is_monkey_patched.return_value = True
+        with mock.patch.dict(sys.modules, {"eventlet": green}), \
+                mock.patch("time.sleep") as sleep:
+            self.driver.confirm("warm-up")
+        sleep.assert_called_once_with(0)
+        green.patcher.is_monkey_patched.assert_called_with("thread")
