@@ -12,61 +12,96 @@
 
 """SQLite on a read-only or full file system says so, and loses nothing.
 
-Each scenario runs the console scripts in a mount namespace of its own
-(``unshare -m``, so nothing is mounted on the machine): the state directory
-is a small tmpfs, ``db sync`` and an allocation run on it, then the file
-system is remounted read-only (``mount -o remount,ro``, as an operator or
-the kernel after errors does) or filled (a file written until ``ENOSPC``),
-the commands run again, the fault is cleared and ``list`` shows what was
-recorded before. The tests need root (``mount``), as CI has.
+Each scenario runs in a mount namespace of its own (``unshare -m``, so
+nothing is mounted on the machine): the state directory is a small tmpfs,
+``db sync`` and an allocation run on it, then the file system is remounted
+read-only (``mount -o remount,ro``, as an operator or the kernel after
+errors does) or filled (a file written until ``ENOSPC``), the commands run
+again, the fault is cleared and ``list`` shows what was recorded before.
+Each command is the console script's ``main`` in a process of its own,
+forked from one that imported murano-cidr once (the scenario's, which
+opens no database itself, so the remount is not refused as busy). The
+tests need root (``mount``), as CI has.
 """
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 
+from murano_cidr.cmd import cli
+from murano_cidr.cmd import manage
 from murano_cidr.tests import base
 
-#: The scenario, run by ``sh`` in the new mount namespace. $1: the mount
-#: point, $2: where results go, $3: the configuration file, $4: Python,
-#: $5: the fault (ro or full).
-SCRIPT = r"""
-set -u
-M=$1 OUT=$2 CONF=$3 PY=$4 FAULT=$5
-run() {
-    name=$1; shift
-    "$PY" -m "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
-    echo $? >"$OUT/$name.rc"
-}
-mount --make-rprivate / && mount -t tmpfs -o size=1m,mode=0755 tmpfs "$M" \
-    || exit 90
-run sync murano_cidr.cmd.manage --config-file "$CONF" db sync
-run first murano_cidr.cmd.cli --config-file "$CONF" allocate net-1 --scope r
-if [ "$FAULT" = ro ]; then
-    mount -o remount,ro "$M" || exit 91
-else
-    dd if=/dev/zero of="$M/fill" bs=4096 2>/dev/null
-fi
-run list murano_cidr.cmd.cli --config-file "$CONF" list
-run second murano_cidr.cmd.cli --config-file "$CONF" allocate net-2 --scope r
-if [ "$FAULT" = ro ]; then
-    mount -o remount,rw "$M" || exit 92
-else
-    rm -f "$M/fill"
-fi
-run after murano_cidr.cmd.cli --config-file "$CONF" list
-umount "$M"
-"""
+
+def _command(out_dir, name, main, argv):
+    """Run ``main(argv)`` in a forked process; keep its code and output."""
+    paths = [os.path.join(out_dir, "%s.%s" % (name, kind))
+             for kind in ("out", "err")]
+    pid = os.fork()
+    if pid == 0:  # the command's process
+        code = 99
+        try:
+            with open(paths[0], "w") as out, open(paths[1], "w") as err, \
+                    contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(err):
+                code = main(argv)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    result = [os.waitstatus_to_exitcode(status)]
+    for path in paths:
+        with open(path) as f:
+            result.append(f.read())
+    return result
+
+
+def scenario(mount_point, out_dir, conf, fault):
+    """The scenario, run in the new mount namespace; writes results.json.
+
+    :param fault: ``ro`` (remount read-only) or ``full`` (fill it).
+    """
+    def mount(*args):
+        subprocess.run(("mount",) + args, check=True)
+
+    mount("--make-rprivate", "/")
+    mount("-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", mount_point)
+    config = ["--config-file", conf]
+    results = {}
+
+    def run(name, main, *args):
+        results[name] = _command(out_dir, name, main, config + list(args))
+
+    run("sync", manage.main, "db", "sync")
+    run("first", cli.main, "allocate", "net-1", "--scope", "r")
+    fill = os.path.join(mount_point, "fill")
+    if fault == "ro":
+        mount("-o", "remount,ro", mount_point)
+    else:
+        with contextlib.suppress(OSError), open(fill, "wb",
+                                                buffering=0) as f:
+            while True:  # until ENOSPC
+                f.write(b"\0" * 4096)
+    run("list", cli.main, "list")
+    run("second", cli.main, "allocate", "net-2", "--scope", "r")
+    if fault == "ro":
+        mount("-o", "remount,rw", mount_point)
+    else:
+        os.unlink(fill)
+    run("after", cli.main, "list")
+    subprocess.run(["umount", mount_point], check=True)
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(results, f)
 
 
 class TestSqliteFaults(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        unshare = shutil.which("unshare")
         self.require_service(
-            os.geteuid() == 0 and unshare is not None
+            os.geteuid() == 0 and shutil.which("unshare") is not None
             and shutil.which("mount") is not None,
             "root, unshare and mount (a private mount namespace)")
 
@@ -79,20 +114,14 @@ class TestSqliteFaults(base.TestCase):
         with open(conf, "w") as f:
             f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
                     % os.path.join(mount_point, "state"))
+        code = ("import sys; from murano_cidr.tests.functional.db import "
+                "test_sqlite_faults as t; t.scenario(*sys.argv[1:])")
         done = subprocess.run(
-            ["unshare", "-m", "sh", "-c", SCRIPT, "sh", mount_point, out,
-             conf, sys.executable, fault],
-            timeout=120, capture_output=True, text=True)
+            ["unshare", "-m", sys.executable, "-c", code, mount_point, out,
+             conf, fault], timeout=120, capture_output=True, text=True)
         self.assertEqual(0, done.returncode, done.stderr)
-        results = {}
-        for name in ("sync", "first", "list", "second", "after"):
-            with open(os.path.join(out, name + ".rc")) as f:
-                code = int(f.read())
-            with open(os.path.join(out, name + ".out")) as f:
-                stdout = f.read()
-            with open(os.path.join(out, name + ".err")) as f:
-                stderr = f.read()
-            results[name] = (code, stdout, stderr)
+        with open(os.path.join(out, "results.json")) as f:
+            results = json.load(f)
         self.assertEqual(0, results["sync"][0], results["sync"])
         self.assertEqual(0, results["first"][0], results["first"])
         cidr = results["first"][1].strip()
