@@ -1,0 +1,292 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Every db call ends, typed, under real network faults, and recovers.
+
+Each test starts a PostgreSQL or MariaDB server of its own in a network
+namespace (:mod:`murano_cidr.tests.functional.db.netns_servers`), runs
+clients in processes of their own
+(:mod:`murano_cidr.tests.functional.db.fault_workers`), makes a fault, and
+asserts that each call ends (ok, or ``DatabaseUnavailable``) before a
+watchdog of :data:`WATCHDOG` times the documented bound
+(``doc/source/admin/timeouts.rst``), that the same processes allocate
+again once the network heals, and that the history has no overlap. The
+defect was *unbounded* waits; the watchdog is no speed threshold.
+
+They need root (CI runs as root): elsewhere they skip, and fail in CI.
+The cells that run by default are those the gate needs; the others
+(``MURANO_CIDR_ALL_FAULTS=1``) were measured once, figures in the docs.
+"""
+
+import os
+import queue
+
+import fixtures
+
+from testtools import content
+
+from murano_cidr.tests import base
+from murano_cidr.tests.functional.db import base as db_base
+from murano_cidr.tests.functional.db import fault_workers
+from murano_cidr.tests.functional.db import netns_servers
+from murano_cidr.tests.functional.db import workers
+from murano_cidr.tests.functional import history
+from murano_cidr.tests.functional import slowlink
+
+#: ``[cidr_allocator_database]`` of every client: the issue's first
+#: connection retries, and a short call_timeout (CI time).
+DATABASE_SETTINGS = {"max_retries": 2, "retry_interval": 1,
+                     "call_timeout": 10}
+
+#: The watchdog is this many times the documented bound.
+WATCHDOG = 3
+
+#: The documented defaults (doc/source/admin/timeouts.rst), in seconds:
+#: one connection attempt (C), both backends.
+CONNECT_TIMEOUT = 5
+#: The longest wait of one statement, max(D, S): PostgreSQL's
+#: statement_timeout (20) over tcp_user_timeout (10); MariaDB's
+#: read_timeout (20) over innodb_lock_wait_timeout (15).
+LONGEST_WAIT = 20
+
+#: The documented bound of the first call when the server does not answer:
+#: max_retries × (connect_timeout + retry_interval).
+FIRST_CALL_BOUND = DATABASE_SETTINGS["max_retries"] * (
+    CONNECT_TIMEOUT + DATABASE_SETTINGS["retry_interval"])
+
+#: A call's documented bound: call_timeout + C + max(D, S).
+CALL_BOUND = DATABASE_SETTINGS["call_timeout"] + CONNECT_TIMEOUT + LONGEST_WAIT
+
+#: Run every cell, also those measured once by hand.
+ALL_FAULTS = os.environ.get("MURANO_CIDR_ALL_FAULTS") == "1"
+
+#: The cells measured once by hand (unless a backend runs one in CI).
+BY_HAND = frozenset(("blackhole_before_connect", "slow_link", "loss"))
+
+
+class _Client(object):
+    """A client process and its queues."""
+
+    def __init__(self, name, process, commands, resume, results):
+        self.name = name
+        self.process = process
+        self.commands = commands
+        self.resume = resume
+        self.results = results
+
+
+class FaultTests(object):
+    """The cells of the issue's table, for one backend."""
+
+    #: :class:`netns_servers.PostgresqlServer` or ``MariadbServer``.
+    server_class = None
+    #: The cells beyond those of every backend that run in CI.
+    ci_cells = ()
+
+    def setUp(self):
+        super().setUp()
+        cell = self._testMethodName[len("test_"):]
+        if cell in BY_HAND and cell not in self.ci_cells and not ALL_FAULTS:
+            self.skipTest("%s: measured once by hand "
+                          "(MURANO_CIDR_ALL_FAULTS=1)" % cell)
+        reason = self.server_class.missing()
+        self.require_service(reason is None, "%s in a network namespace "
+                             "(%s)" % (self.server_class.name, reason))
+        self.server = self.useFixture(self.server_class())
+        self.host = self.server.host
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.context = db_base.DbTestCase.worker_context()
+        self.context.set_forkserver_preload([fault_workers.__name__])
+        self.clients = []
+        self.addCleanup(self._stop_clients)
+        self.n = 0
+
+    call_bound = CALL_BOUND
+
+    # -- clients ---------------------------------------------------------
+
+    def client(self, name, namespace=None, url=None):
+        commands = self.context.Queue()
+        results = self.context.Queue()
+        resume = self.context.Event()
+        process = self.context.Process(
+            target=fault_workers.serve,
+            args=(url or self.server.url, DATABASE_SETTINGS, namespace,
+                  name, self.directory, commands, resume, results))
+        process.start()
+        client = _Client(name, process, commands, resume, results)
+        self.clients.append(client)
+        return client
+
+    def _stop_clients(self):
+        for client in self.clients:
+            if client.process.is_alive():
+                client.process.kill()
+            client.process.join(10)
+
+    def send(self, client, command=fault_workers.ALLOCATE, scope="r1"):
+        self.n += 1
+        owner = "%s-n%d" % (client.name, self.n)
+        client.commands.put((command, owner, scope))
+        return owner
+
+    def report(self, client, bound, what="the call"):
+        """Wait for ``client``'s next report, at most WATCHDOG × bound."""
+        try:
+            return client.results.get(timeout=WATCHDOG * bound)
+        except queue.Empty:
+            self.fail("%s of %s did not end within %d s (%d × its "
+                      "documented bound of %d s): unbounded"
+                      % (what, client.name, WATCHDOG * bound, WATCHDOG,
+                         bound))
+
+    def allocate(self, client, bound=None, scope="r1"):
+        self.send(client, scope=scope)
+        return self.report(client, bound or self.call_bound)
+
+    def assert_ok(self, outcome):
+        self.assertEqual("ok", outcome[0], outcome)
+
+    def assert_unavailable(self, outcome):
+        self.assertEqual("fail", outcome[0], outcome)
+        self.assertIn("DatabaseUnavailable", outcome[1])
+
+    def paused(self, client):
+        """Start a paused allocation; return once it holds its lock."""
+        owner = self.send(client, fault_workers.PAUSED)
+        self.assertEqual((fault_workers.PAUSED, owner),
+                         self.report(client, self.call_bound, "the pause"))
+
+    def check_history(self):
+        """Check every call against the server's final state."""
+        self.host.heal()
+        workers_driver = workers.build_driver(self.server.url,
+                                              fault_workers.SETTINGS)
+        try:
+            final = {a.owner: a.cidr for a in workers_driver.list()}
+        finally:
+            workers_driver.close()
+        self.assertEqual([], [str(v) for v in history.check(
+            history.load(self.directory), final=final,
+            allowed_errors={"DatabaseUnavailable"})])
+
+    def measured(self, label, outcome):
+        """Keep a figure in the test's details, and in a file if asked.
+
+        ``MURANO_CIDR_FAULT_FIGURES=PATH`` appends one line per figure to
+        PATH (how the docs' figures were collected).
+        """
+        line = "%s %s: %s %.1f s" % (self.server_class.name, label,
+                                     outcome[0], outcome[2])
+        self.addDetail(label, content.text_content(line))
+        path = os.environ.get("MURANO_CIDR_FAULT_FIGURES")
+        if path:
+            with open(path, "a") as f:
+                f.write(line + "\n")
+
+    # -- the cells -------------------------------------------------------
+
+    def test_blackhole_mid_transaction(self):
+        client = self.client("c1")
+        self.assert_ok(self.allocate(client, FIRST_CALL_BOUND
+                                     + self.call_bound))
+        self.paused(client)
+        self.host.blackhole()
+        client.resume.set()
+        outcome = self.report(client, self.call_bound)
+        self.measured("blackhole mid-transaction", outcome)
+        self.assert_unavailable(outcome)
+        self.host.heal()
+        self.assert_ok(self.allocate(client))
+        self.check_history()
+
+    def test_one_client_partitioned(self):
+        victim_ns = self.host.add_client()
+        victim = self.client("victim", namespace=victim_ns.name)
+        other = self.client("other")
+        for client in (victim, other):
+            self.assert_ok(self.allocate(client, FIRST_CALL_BOUND
+                                         + self.call_bound))
+        self.paused(victim)
+        self.host.partition(victim_ns)
+        victim.resume.set()
+        # The other engine waits for the scope's lock the victim held
+        # until the server ends the victim's transaction, then goes on.
+        outcome = self.allocate(other)
+        self.measured("other, behind the partitioned victim", outcome)
+        self.assert_ok(outcome)
+        self.assert_ok(self.allocate(other))
+        outcome = self.report(victim, self.call_bound)
+        self.measured("partitioned victim", outcome)
+        self.assert_unavailable(outcome)
+        self.host.heal()
+        self.assert_ok(self.allocate(victim))
+        self.check_history()
+
+    def test_blackhole_before_connect(self):
+        self.host.blackhole()
+        client = self.client("c1")
+        outcome = self.allocate(client, FIRST_CALL_BOUND)
+        self.measured("blackhole before connect", outcome)
+        self.assert_unavailable(outcome)
+        self.host.heal()
+        self.assert_ok(self.allocate(client, FIRST_CALL_BOUND
+                                     + self.call_bound))
+        self.check_history()
+
+    def test_slow_link(self):
+        proxy = self.useFixture(slowlink.DelayProxy(
+            self.host.address, self.server.port, 2.0))
+        url = self.server.url_of("127.0.0.1", proxy.port)
+        clients = [self.client("c%d" % i, url=url) for i in range(2)]
+        # A call on a slow link also pays its round trips (about 15).
+        bound = FIRST_CALL_BOUND + self.call_bound + 15 * 2
+        for _ in range(3):
+            for client in clients:
+                self.send(client)
+            for client in clients:
+                outcome = self.report(client, bound)
+                self.measured("2 s RTT %s" % client.name, outcome)
+                self.assertIn(outcome[0], ("ok", "fail"), outcome)
+        proxy.delay = 0
+        for client in clients:
+            self.assert_ok(self.allocate(client))
+        self.check_history()
+
+    def test_loss(self):
+        self.host.loss(0.3)
+        # New processes: each connects (reads the server's greeting)
+        # under loss too.
+        clients = [self.client("c%d" % i) for i in range(3)]
+        bound = FIRST_CALL_BOUND + self.call_bound
+        for _ in range(5):
+            for client in clients:
+                self.send(client)
+            for client in clients:
+                outcome = self.report(client, bound)
+                self.measured("30 %% loss %s" % client.name, outcome)
+                self.assertIn(outcome[0], ("ok", "fail"), outcome)
+        self.host.heal()
+        for client in clients:
+            self.assert_ok(self.allocate(client, bound))
+        self.check_history()
+
+
+class TestPostgresql(FaultTests, base.TestCase):
+    server_class = netns_servers.PostgresqlServer
+    # libpq >= 14's "timed out" was not counted as "cannot connect", and
+    # the connect waited for the kernel (134 s).
+    ci_cells = ("blackhole_before_connect",)
+
+
+class TestMariadb(FaultTests, base.TestCase):
+    server_class = netns_servers.MariadbServer
