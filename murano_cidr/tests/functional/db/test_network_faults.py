@@ -29,6 +29,7 @@ The cells that run by default are those the gate needs; the others
 
 import os
 import queue
+import socket
 
 import fixtures
 
@@ -59,9 +60,16 @@ CONNECT_TIMEOUT = 5
 LONGEST_WAIT = 20
 
 #: The documented bound of the first call when the server does not answer:
-#: max_retries × (connect_timeout + retry_interval).
-FIRST_CALL_BOUND = DATABASE_SETTINGS["max_retries"] * (
+#: max_retries × (connect_timeout + retry_interval) on PostgreSQL (libpq's
+#: connect_timeout covers the whole start-up), max_retries ×
+#: (connect_timeout + read_timeout + retry_interval) on MariaDB (the
+#: server's greeting is a read).
+PG_FIRST_CALL_BOUND = DATABASE_SETTINGS["max_retries"] * (
     CONNECT_TIMEOUT + DATABASE_SETTINGS["retry_interval"])
+MYSQL_READ_TIMEOUT = 20
+MARIADB_FIRST_CALL_BOUND = DATABASE_SETTINGS["max_retries"] * (
+    CONNECT_TIMEOUT + MYSQL_READ_TIMEOUT
+    + DATABASE_SETTINGS["retry_interval"])
 
 #: A call's documented bound: call_timeout + C + max(D, S).
 CALL_BOUND = DATABASE_SETTINGS["call_timeout"] + CONNECT_TIMEOUT + LONGEST_WAIT
@@ -84,25 +92,16 @@ class _Client(object):
         self.results = results
 
 
-class FaultTests(object):
-    """The cells of the issue's table, for one backend."""
+class Clients(object):
+    """Client processes of a test, their calls and their watchdog."""
 
-    #: :class:`netns_servers.PostgresqlServer` or ``MariadbServer``.
-    server_class = None
-    #: The cells beyond those of every backend that run in CI.
-    ci_cells = ()
+    #: The backend's name, for figures.
+    backend = None
+    #: A call's documented bound.
+    call_bound = CALL_BOUND
 
-    def setUp(self):
-        super().setUp()
-        cell = self._testMethodName[len("test_"):]
-        if cell in BY_HAND and cell not in self.ci_cells and not ALL_FAULTS:
-            self.skipTest("%s: measured once by hand "
-                          "(MURANO_CIDR_ALL_FAULTS=1)" % cell)
-        reason = self.server_class.missing()
-        self.require_service(reason is None, "%s in a network namespace "
-                             "(%s)" % (self.server_class.name, reason))
-        self.server = self.useFixture(self.server_class())
-        self.host = self.server.host
+    def start_clients(self):
+        """Prepare for :meth:`client` (in ``setUp``)."""
         self.directory = self.useFixture(fixtures.TempDir()).path
         self.context = db_base.DbTestCase.worker_context()
         self.context.set_forkserver_preload([fault_workers.__name__])
@@ -110,17 +109,14 @@ class FaultTests(object):
         self.addCleanup(self._stop_clients)
         self.n = 0
 
-    call_bound = CALL_BOUND
-
-    # -- clients ---------------------------------------------------------
-
-    def client(self, name, namespace=None, url=None):
+    def client(self, name, namespace=None, url=None, settings=None):
         commands = self.context.Queue()
         results = self.context.Queue()
         resume = self.context.Event()
         process = self.context.Process(
             target=fault_workers.serve,
-            args=(url or self.server.url, DATABASE_SETTINGS, namespace,
+            args=(url or self.server.url, settings or DATABASE_SETTINGS,
+                  namespace,
                   name, self.directory, commands, resume, results))
         process.start()
         client = _Client(name, process, commands, resume, results)
@@ -156,9 +152,53 @@ class FaultTests(object):
     def assert_ok(self, outcome):
         self.assertEqual("ok", outcome[0], outcome)
 
+    def assert_healed(self, client, bound=None):
+        """The network healed: ``client``'s next call works."""
+        outcome = self.allocate(client, bound)
+        self.measured("first call after the heal", outcome)
+        self.assert_ok(outcome)
+
     def assert_unavailable(self, outcome):
         self.assertEqual("fail", outcome[0], outcome)
         self.assertIn("DatabaseUnavailable", outcome[1])
+
+    def measured(self, label, outcome):
+        """Keep a figure in the test's details, and in a file if asked.
+
+        ``MURANO_CIDR_FAULT_FIGURES=PATH`` appends one line per figure to
+        PATH (how the docs' figures were collected).
+        """
+        line = "%s %s: %s %.1f s" % (self.backend, label,
+                                     outcome[0], outcome[2])
+        self.addDetail(label, content.text_content(line))
+        path = os.environ.get("MURANO_CIDR_FAULT_FIGURES")
+        if path:
+            with open(path, "a") as f:
+                f.write(line + "\n")
+
+
+class FaultTests(Clients):
+    """The cells of the issue's table, for one backend."""
+
+    #: :class:`netns_servers.PostgresqlServer` or ``MariadbServer``.
+    server_class = None
+    #: The cells beyond those of every backend that run in CI.
+    ci_cells = ()
+
+    def setUp(self):
+        super().setUp()
+        cell = self._testMethodName[len("test_"):]
+        if cell in BY_HAND and cell not in self.ci_cells and not ALL_FAULTS:
+            self.skipTest("%s: measured once by hand "
+                          "(MURANO_CIDR_ALL_FAULTS=1)" % cell)
+        reason = self.server_class.missing()
+        self.require_service(reason is None, "%s in a network namespace "
+                             "(%s)" % (self.server_class.name, reason))
+        self.server = self.useFixture(self.server_class())
+        self.host = self.server.host
+        self.start_clients()
+
+    first_call_bound = None
 
     def paused(self, client):
         """Start a paused allocation; return once it holds its lock."""
@@ -179,25 +219,11 @@ class FaultTests(object):
             history.load(self.directory), final=final,
             allowed_errors={"DatabaseUnavailable"})])
 
-    def measured(self, label, outcome):
-        """Keep a figure in the test's details, and in a file if asked.
-
-        ``MURANO_CIDR_FAULT_FIGURES=PATH`` appends one line per figure to
-        PATH (how the docs' figures were collected).
-        """
-        line = "%s %s: %s %.1f s" % (self.server_class.name, label,
-                                     outcome[0], outcome[2])
-        self.addDetail(label, content.text_content(line))
-        path = os.environ.get("MURANO_CIDR_FAULT_FIGURES")
-        if path:
-            with open(path, "a") as f:
-                f.write(line + "\n")
-
     # -- the cells -------------------------------------------------------
 
     def test_blackhole_mid_transaction(self):
         client = self.client("c1")
-        self.assert_ok(self.allocate(client, FIRST_CALL_BOUND
+        self.assert_ok(self.allocate(client, self.first_call_bound
                                      + self.call_bound))
         self.paused(client)
         self.host.blackhole()
@@ -206,7 +232,7 @@ class FaultTests(object):
         self.measured("blackhole mid-transaction", outcome)
         self.assert_unavailable(outcome)
         self.host.heal()
-        self.assert_ok(self.allocate(client))
+        self.assert_healed(client)
         self.check_history()
 
     def test_one_client_partitioned(self):
@@ -214,7 +240,7 @@ class FaultTests(object):
         victim = self.client("victim", namespace=victim_ns.name)
         other = self.client("other")
         for client in (victim, other):
-            self.assert_ok(self.allocate(client, FIRST_CALL_BOUND
+            self.assert_ok(self.allocate(client, self.first_call_bound
                                          + self.call_bound))
         self.paused(victim)
         self.host.partition(victim_ns)
@@ -229,18 +255,17 @@ class FaultTests(object):
         self.measured("partitioned victim", outcome)
         self.assert_unavailable(outcome)
         self.host.heal()
-        self.assert_ok(self.allocate(victim))
+        self.assert_healed(victim)
         self.check_history()
 
     def test_blackhole_before_connect(self):
         self.host.blackhole()
         client = self.client("c1")
-        outcome = self.allocate(client, FIRST_CALL_BOUND)
+        outcome = self.allocate(client, self.first_call_bound)
         self.measured("blackhole before connect", outcome)
         self.assert_unavailable(outcome)
         self.host.heal()
-        self.assert_ok(self.allocate(client, FIRST_CALL_BOUND
-                                     + self.call_bound))
+        self.assert_healed(client, self.first_call_bound + self.call_bound)
         self.check_history()
 
     def test_slow_link(self):
@@ -249,7 +274,7 @@ class FaultTests(object):
         url = self.server.url_of("127.0.0.1", proxy.port)
         clients = [self.client("c%d" % i, url=url) for i in range(2)]
         # A call on a slow link also pays its round trips (about 15).
-        bound = FIRST_CALL_BOUND + self.call_bound + 15 * 2
+        bound = self.first_call_bound + self.call_bound + 15 * 2
         for _ in range(3):
             for client in clients:
                 self.send(client)
@@ -267,7 +292,7 @@ class FaultTests(object):
         # New processes: each connects (reads the server's greeting)
         # under loss too.
         clients = [self.client("c%d" % i) for i in range(3)]
-        bound = FIRST_CALL_BOUND + self.call_bound
+        bound = self.first_call_bound + self.call_bound
         for _ in range(5):
             for client in clients:
                 self.send(client)
@@ -283,6 +308,8 @@ class FaultTests(object):
 
 class TestPostgresql(FaultTests, base.TestCase):
     server_class = netns_servers.PostgresqlServer
+    backend = "PostgreSQL"
+    first_call_bound = PG_FIRST_CALL_BOUND
     # libpq >= 14's "timed out" was not counted as "cannot connect", and
     # the connect waited for the kernel (134 s).
     ci_cells = ("blackhole_before_connect",)
@@ -290,3 +317,34 @@ class TestPostgresql(FaultTests, base.TestCase):
 
 class TestMariadb(FaultTests, base.TestCase):
     server_class = netns_servers.MariadbServer
+    backend = "MariaDB"
+    first_call_bound = MARIADB_FIRST_CALL_BOUND
+
+
+class TestSilentMariadb(Clients, base.TestCase):
+    """A server whose greeting never comes (what loss did to PyMySQL)."""
+
+    backend = "MariaDB"
+
+    def setUp(self):
+        super().setUp()
+        self.start_clients()
+
+    def test_the_first_connection_ends_typed(self):
+        # The kernel accepts connections on a listening socket nobody
+        # reads: PyMySQL waits for the greeting in _get_server_information,
+        # for ever without a read_timeout.
+        listener = socket.socket()
+        self.addCleanup(listener.close)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        url = "mysql+pymysql://root@127.0.0.1:%d/murano" % (
+            listener.getsockname()[1])
+        client = self.client("c1", url=url, settings=dict(
+            DATABASE_SETTINGS, max_retries=1))
+        outcome = self.allocate(
+            client, CONNECT_TIMEOUT + MYSQL_READ_TIMEOUT
+            + DATABASE_SETTINGS["retry_interval"])
+        self.measured("server's greeting never comes", outcome)
+        self.assert_unavailable(outcome)
+        self.assertIn("root@127.0.0.1", outcome[1])
