@@ -197,8 +197,12 @@ class DbDriver(base.AllocatorDriver):
         if not callable(taken):
             # Read (and validated) once, before anything is written.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
+        # NOTE: before a callable taken is read: a released row is freed
+        # only by a read of taken made a grace period after its release
+        # (the model check, tools/model/cidr.pml, found the hole otherwise).
+        cutoff = queries.utcnow() - self.release_grace
         cidr, new = self.database.write(self._allocate, owner, scope, pool,
-                                        taken, taken_set)
+                                        taken, taken_set, cutoff)
         if new:
             LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
         else:
@@ -206,7 +210,7 @@ class DbDriver(base.AllocatorDriver):
                       scope)
         return cidr
 
-    def _allocate(self, conn, owner, scope, pool, taken, taken_set):
+    def _allocate(self, conn, owner, scope, pool, taken, taken_set, cutoff):
         if scope is not None:
             # Before anything is read: see the module's documentation.
             queries.lock_scope(conn, scope)
@@ -222,7 +226,7 @@ class DbDriver(base.AllocatorDriver):
             cidr = self._insert(conn, owner, scope, pool, index)
         else:
             cidr = self._search(conn, owner, scope, pool, taken_set,
-                                taken_map)
+                                taken_map, cutoff)
         if cidr is not None:
             return cidr, True
         row = queries.get(conn, owner)
@@ -243,7 +247,8 @@ class DbDriver(base.AllocatorDriver):
             raise _bad_value(owner, scope, e)
         return str(network) if inserted else None
 
-    def _search(self, conn, owner, scope, pool, taken_set, taken_map):
+    def _search(self, conn, owner, scope, pool, taken_set, taken_map,
+                cutoff):
         """Insert a free candidate of a named scope; see :mod:`.search`.
 
         :returns: the CIDR inserted, or None if the owner holds a CIDR or
@@ -252,14 +257,16 @@ class DbDriver(base.AllocatorDriver):
         summary = self._summaries.get(scope, pool)
         complete = summary is None
         if complete:
-            summary = self._read_summary(conn, pool, scope, taken_set)
+            summary = self._read_summary(conn, pool, scope, taken_set,
+                                         cutoff)
         misses = 0
         while True:
             index = summary.pick(taken_map, _RANDOM)
             if index is None:
                 if complete or not taken_map.free:
                     return None
-                summary = self._read_summary(conn, pool, scope, taken_set)
+                summary = self._read_summary(conn, pool, scope, taken_set,
+                                             cutoff)
                 complete = True
                 continue
             cidr = self._insert(conn, owner, scope, pool, index)
@@ -280,7 +287,8 @@ class DbDriver(base.AllocatorDriver):
             summary.block(index)
             misses += 1
             if misses >= search.MAX_MISSES and not complete:
-                summary = self._read_summary(conn, pool, scope, taken_set)
+                summary = self._read_summary(conn, pool, scope, taken_set,
+                                             cutoff)
                 complete = True
 
     def _held(self, row, owner, scope, ip_version):
@@ -290,7 +298,7 @@ class DbDriver(base.AllocatorDriver):
                 scope=row.scope if row.scope is not None else "(none)")
         return row.cidr
 
-    def _read_summary(self, conn, pool, scope, taken_set):
+    def _read_summary(self, conn, pool, scope, taken_set, cutoff):
         """Read the scope's rows in full; free the released rows that may be.
 
         Called with the scope's lock held and ``taken`` read after it.
@@ -298,8 +306,7 @@ class DbDriver(base.AllocatorDriver):
         rows = [r for network in pool.networks
                 for r in queries.held_between(conn, scope, pool.version,
                                               network.first, network.last)]
-        freeable = releasing.freeable(
-            rows, queries.utcnow() - self.release_grace, taken_set)
+        freeable = releasing.freeable(rows, cutoff, taken_set)
         if freeable:
             releasing.free_rows(conn, scope, pool.version, freeable)
         summary = search.Summary(pool, taken_mod.TakenSet(
