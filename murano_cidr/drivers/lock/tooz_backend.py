@@ -144,16 +144,16 @@ class ToozLockBackend(backend.LockBackend):
         self._start_lock = threading.Lock()
         self._started = False
         self._restart = False
-        self._client = tooz_clients.for_url(url)
+        self._service = tooz_clients.for_url(url)
         parts = urllib.parse.urlsplit(url)
         query = urllib.parse.parse_qs(parts.query)
         options = {name: value for name, value
-                   in self._client.options(lock_timeout).items()
+                   in self._service.options(lock_timeout).items()
                    if name not in query}
         try:
             self._coordinator = coordination.get_coordinator(
                 url, _member_id(), **options)
-            self._errors = (tooz.ToozError,) + self._client.errors()
+            self._errors = (tooz.ToozError,) + self._service.errors()
         except stevedore.exception.NoMatches:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
@@ -188,7 +188,7 @@ class ToozLockBackend(backend.LockBackend):
         try:
             yield
         except self._errors as e:
-            if self._client.closed(e):
+            if self._service.closed(e):
                 self._restart = True
             raise self._unavailable("%s: %s" % (what,
                                                 tooz_clients.describe(e)))
@@ -206,20 +206,20 @@ class ToozLockBackend(backend.LockBackend):
                                 "cleanly: %s", self.description,
                                 tooz_clients.describe(e))
             if not self._started:
-                if self._client.probe_first:
+                if self._service.probe_first:
                     reason = _tcp_probe(self.url, tooz_clients.request_timeout(
                         self.lock_timeout))
                     if reason is not None:
                         raise self._unavailable(
                             "cannot start the coordinator: %s" % reason)
                 with self.calling("cannot start the coordinator"):
-                    self._coordinator.start(start_heart=self._client.heart)
-                self._client.started(self._coordinator)
+                    self._coordinator.start(start_heart=self._service.heart)
+                self._service.started(self._coordinator)
                 self._started = True
                 self._restart = False
                 LOG.info("Connected to the lock service %s",
                          self.description)
-            elif (self._client.heart and self._coordinator.requires_beating
+            elif (self._service.heart and self._coordinator.requires_beating
                     and not self._coordinator.heart.is_alive()):
                 raise self._unavailable(
                     "the heartbeat that keeps locks alive has stopped")
@@ -229,7 +229,7 @@ class ToozLockBackend(backend.LockBackend):
     def scope_lock(self, name):
         deadline = time.monotonic() + self.wait_timeout
         coordinator = self._coordinator_ready()
-        if not self._client.serialises:
+        if not self._service.serialises:
             yield
             return
         # NOTE: threads of this process queue here, so only one of them
@@ -243,9 +243,9 @@ class ToozLockBackend(backend.LockBackend):
             remaining = max(0.0, deadline - time.monotonic())
             with self.calling("cannot take the lock %s" % name):
                 try:
-                    with self._client.bounded_wait(lock, remaining):
+                    with self._service.bounded_wait(lock, remaining):
                         acquired = lock.acquire(blocking=remaining)
-                except self._client.lock_timeouts():
+                except self._service.lock_timeouts():
                     acquired = False
             if not acquired:
                 raise self._timed_out(name)
@@ -272,7 +272,7 @@ class ToozLockBackend(backend.LockBackend):
         reservation = ToozReservation(lock, self)
         try:
             with self.calling("cannot keep the lock %s" % name):
-                self._client.acquired(lock)
+                self._service.acquired(lock)
         except exceptions.LockUnavailable:
             reservation.release()
             raise

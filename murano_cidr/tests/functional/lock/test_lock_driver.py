@@ -32,6 +32,7 @@ import tenacity
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
+from murano_cidr.tests.functional.lock import pifpaf_servers
 from murano_cidr.tests.functional.lock import redis_server
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
@@ -274,16 +275,15 @@ class TestFileLocks(ScenarioTests, base.TestCase):
 
 
 class TestRedisLocks(ScenarioTests, base.TestCase):
-    """tooz locks on the machine's Redis: engines on many hosts."""
-
-    backend = {"coordination_url": "redis://%s:%d"
-               % redis_server.MACHINE_REDIS}
+    """tooz locks on Redis (pifpaf's): engines on many hosts."""
 
     def setUp(self):
         super().setUp()
-        self.require_service(
-            redis_server.answers(*redis_server.MACHINE_REDIS),
-            "Redis on %s:%d" % redis_server.MACHINE_REDIS)
+        server = pifpaf_servers.RedisServer()
+        self.require_service(server.available,
+                             "pifpaf and the redis-server binary")
+        self.useFixture(server)
+        self.backend = {"coordination_url": server.url}
 
     def test_kill_9_frees_the_reservations_after_the_lock_timeout(self):
         held, driver, settings = self._kill_a_holder(lock_timeout=2)
