@@ -31,10 +31,10 @@ Train and later (``ip_version`` exists there)::
     def release_cidr(self, net_id):
         return murano_cidr.release_cidr(net_id)
 
-The exact patch of each branch family (Python and MuranoPL) is in
-``doc/source/integration/patches/``. ``net_id`` is MuranoPL's ``id($)`` of
-the ``NeutronNetwork`` object, not a Neutron network id; integer ids, as
-Murano's unit tests pass, are their decimal strings.
+MuranoPL calls the last two once the core library has the optional change
+(:mod:`murano_cidr.integration.core_library`). ``net_id`` is MuranoPL's
+``id($)`` of the ``NeutronNetwork`` object, not a Neutron network id;
+integer ids, as Murano's unit tests pass, are their decimal strings.
 
 The CIDRs already on the router are read from the engine's client the way
 the engine always read them (the router's ports, their subnet ids, those

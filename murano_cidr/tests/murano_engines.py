@@ -14,17 +14,13 @@
 
 Each stand-in has the constructor, client access and method signatures of
 the real class on its branches (read from Murano's code and recorded in
-:data:`FAMILIES`), restated here in a few lines, and takes its three CIDR
-methods from the documented patch itself: the ``+`` side of the
-``net_explorer.py`` hunk in ``doc/source/integration/patches/<family>.diff``
-is executed with ``murano_cidr`` bound to the adapter, exactly as the
-patched engine imports it. So what the documentation tells an operator to
-apply is what these tests run.
+:data:`FAMILIES`), restated here in a few lines.
 
 :func:`build_stock_engine` builds each family's stand-in unpatched, as
 Murano ships it (its own pick), and :func:`load_package_type_plugins`
 loads plugins as Murano's package-type loader does, for the engine
-plugin's tests.
+plugin's tests. :func:`build_engine` builds a family that the engine
+plugin knows as the plugin changes it, for Murano's own test cases.
 
 Like Murano's tests, the stand-ins find ``nclient``, ``auth_utils`` and
 ``helpers`` as attributes of this module, which a test patches with mocks,
@@ -33,22 +29,12 @@ and read ``CONF.networking`` from this module's ``CONF``.
 
 import dataclasses
 import inspect
-import os
-import textwrap
 
 from oslo_config import cfg
 from stevedore import dispatch
 
-import murano_cidr
-from murano_cidr.integration import murano as adapter
+from murano_cidr.integration import plugin
 from murano_cidr.tests.unit import murano_reference
-
-#: Where the documented patches are, from the top of the source tree.
-PATCHES = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(murano_cidr.__file__))),
-    "doc", "source", "integration", "patches")
-
-ENGINE_FILE = "murano/engine/system/net_explorer.py"
 
 #: Patched by the tests, as Murano's tests patch its engine module.
 nclient = None
@@ -74,7 +60,7 @@ NETWORKING_OPTS = [
 class Family(object):
     """A family of Murano branches sharing one ``NetworkExplorer``.
 
-    :ivar name: the family, as the patch file names it.
+    :ivar name: the family's name (its first and last branch).
     :ivar branches: the stable branches it covers.
     :ivar signatures: method name to its signature on those branches.
     :ivar ip_version: whether ``get_available_cidr`` takes one.
@@ -84,11 +70,6 @@ class Family(object):
     branches: tuple
     signatures: dict
     ip_version: bool
-
-    @property
-    def patch(self):
-        """The path of the family's documented patch."""
-        return os.path.join(PATCHES, "murano-%s.diff" % self.name)
 
 
 _COMMON = {
@@ -131,49 +112,6 @@ FAMILIES = [
                 get_default_dns="(self)"),
            ip_version=False),
 ]
-
-
-def engine_hunks(patch_path):
-    """Return the new side of the patch's hunks of the engine module.
-
-    :param patch_path: a unified diff.
-    :returns: ``(added import lines, new-side lines of every hunk)``.
-    """
-    imports, lines = [], []
-    in_file = False
-    with open(patch_path) as f:
-        for line in f.read().splitlines():
-            if line.startswith("diff --git "):
-                in_file = line.endswith(" b/" + ENGINE_FILE)
-            elif not in_file or line.startswith(("---", "+++", "@@",
-                                                 "index ")):
-                continue
-            elif line.startswith("+") and line[1:].startswith(
-                    ("import ", "from ")):
-                imports.append(line[1:])
-            elif line.startswith(("+", " ")):
-                lines.append(line[1:])
-            elif line == "":
-                lines.append("")
-    return imports, lines
-
-
-def patched_methods(family):
-    """Execute the family's patched CIDR methods.
-
-    :returns: a dictionary from method name to function.
-    """
-    imports, lines = engine_hunks(family.patch)
-    start = lines.index(next(ln for ln in lines
-                             if ln.startswith("    def get_available_cidr(")))
-    end = lines.index(next(ln for ln in lines[start:]
-                           if ln.startswith("    def get_default_dns(")))
-    namespace = {}
-    exec("\n".join(imports), namespace)
-    assert namespace.get("murano_cidr") is adapter, imports
-    exec(textwrap.dedent("\n".join(lines[start:end])), namespace)
-    return {name: namespace[name] for name in
-            ("get_available_cidr", "confirm_cidr", "release_cidr")}
 
 
 class _Explorer(object):
@@ -290,15 +228,17 @@ def _default_dns_of_version(self, ip_version=4):
 
 
 def build_engine(family):
-    """Build the family's ``NetworkExplorer`` stand-in, patched.
+    """Build the family's ``NetworkExplorer`` as the engine plugin changes it.
 
-    :param family: a :class:`Family`.
+    :param family: a :class:`Family` the plugin knows
+        (:data:`murano_cidr.integration.plugin.KNOWN_EXPLORERS`).
     :returns: a class.
     """
-    methods = patched_methods(family)
-    methods["get_default_dns"] = (_default_dns_of_version
-                                  if family.ip_version else _default_dns)
-    return type("NetworkExplorer", (_BASES[family.name],), methods)
+    engine = build_stock_engine(family)
+    # NOTE: what install() does to Murano's class once it has recognised
+    # it; install() itself is tested with the stock engines.
+    plugin._change(engine)
+    return engine
 
 
 def signature(cls, name):

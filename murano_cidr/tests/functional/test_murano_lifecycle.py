@@ -12,16 +12,17 @@
 
 """Deploy and delete Murano environments; no allocation may leak.
 
-On SQLite, MariaDB and PostgreSQL, for real: the patched engine (the
-stand-in of the Train to 2023.2 family, running the documented patch) on
+On SQLite, MariaDB and PostgreSQL, for real: the engine as the plugin
+changes it (the stand-in of the Train to 2023.2 family) on
 the ``db`` driver deploys environments onto two routers of a model Neutron,
 and a stand-in of Murano's database records them. They are then deleted in
 the three ways a cloud deletes them:
 
-* through the documented release path: the network's ``.destroy`` calls
-  ``release_cidr``, then the stack (subnet and router interface) goes;
-* without the engine's release (a muted ``.destroy`` failure, an engine
-  from before the patch), cleaned up by ``murano-cidr reconcile`` from the
+* through the release path of the MuranoPL change: the network's
+  ``.destroy`` calls ``release_cidr``, then the stack (subnet and router
+  interface) goes;
+* without the engine's release (a muted ``.destroy`` failure, a core
+  library without the change), cleaned up by ``murano-cidr reconcile`` from the
   ``openstack`` client's listings;
 * the same, cleaned up by ``murano-cidr prune --murano-db``.
 
@@ -173,7 +174,7 @@ class TestMuranoLifecycle(base.TestCase):
         return deployed
 
     def delete(self, environments, release):
-        """Delete environments; with ``release``, as the patch does."""
+        """Delete environments; with ``release``, as ``.destroy`` does."""
         for env_id, net_id in environments:
             if release:
                 # NeutronNetwork.destroy, before CloudRegion.destroy.
