@@ -22,6 +22,7 @@ which retry lost races, deadlocks and dropped connections with
 """
 
 import contextlib
+import os
 import sys
 import threading
 import time
@@ -291,6 +292,13 @@ class Database(object):
         with self._sync_lock:
             if self._synced:
                 return
+            path = connection.sqlite_file(self.url)
+            if path is not None and not os.path.exists(path):
+                # NOTE: connecting would create an empty file (and its
+                # directory) that only db sync may make.
+                raise exceptions.DatabaseNotSynced(
+                    url=self.safe_url, reason="the SQLite file %s does not "
+                    "exist yet" % path)
             self.wait_for_connection()
 
             def attempt(connected):

@@ -30,6 +30,7 @@ from murano_cidr import allocation as allocation_mod
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as cidr_db_options
 from murano_cidr.drivers.db import queries
 from murano_cidr.drivers.db import search
@@ -393,10 +394,15 @@ class TestErrors(base.DbTestCase):
         blocker = self.state_path + "/file"
         open(blocker, "w").close()
         conf.set_override("state_path", blocker + "/dir", group=opts.GROUP)
+        # db sync makes the directory; the driver never does (before
+        # db sync there is nothing for it to read).
+        e = self.assertRaises(exceptions.InvalidConfig, migration.upgrade,
+                              conf)
+        self.assertIn("state_path", str(e))
         driver = allocator.get_allocator(conf)
         self.addCleanup(driver.close)
-        e = self.assertRaises(exceptions.InvalidConfig, driver.list)
-        self.assertIn("state_path", str(e))
+        e = self.assertRaises(exceptions.DatabaseNotSynced, driver.list)
+        self.assertIn("does not exist yet", str(e))
 
     def test_the_service_database_group_is_not_read(self):
         cfg.CONF.register_opts(db_options.database_opts, group="database")

@@ -247,6 +247,14 @@ class TestReadingCommandsWriteNothing(base.TestCase):
         self.assertIn("has no murano-cidr tables", out)
         self.assertNothingWritten()
 
+    def test_list(self):
+        code, out, err = self.run_main(cli.main, "--config-file",
+                                       self.conf_file, "list")
+        self.assertEqual(2, code, err)
+        self.assertIn("does not exist yet", err)
+        self.assertIn("db sync", err)
+        self.assertNothingWritten()
+
     def test_db_sync_creates_them(self):
         code, out, err = self.run_main(manage.main, "--config-file",
                                        self.conf_file, "db", "sync")
