@@ -193,6 +193,7 @@ def _steps(node):
 
 def _is_allocation(item):
     return (isinstance(item, yaml.MappingNode) and len(item.value) == 1
+            and isinstance(item.value[0][0], yaml.ScalarNode)
             and item.value[0][0].value.replace(" ", "") == "$.subnetCidr"
             and _mentions(item.value[0][1], "getAvailableCidr("))
 
