@@ -39,7 +39,10 @@
  *   transaction under the scope's row lock: taken is read, released rows
  *   that may be freed (past the grace period, their CIDR absent from that
  *   read) are deleted, a candidate no row and no taken CIDR overlaps is
- *   inserted. A release keeps the row (released); a clock marks a released
+ *   inserted; the cutoff of the grace period is taken after the lock,
+ *   before the read (the code takes it earlier, when allocate starts,
+ *   which frees fewer rows). A release keeps the row (released); a clock
+ *   marks a released
  *   row past its grace period at any step. Engine 2 is in another project
  *   on a shared router: it and engines 0 and 1 do not see each other's
  *   subnets in taken (the router, like Neutron, checks them all).
@@ -433,7 +436,7 @@ inline check_released_only(e, c) {
 
 /* One db engine: DbDriver.allocate / confirm / release. */
 proctype DbEngine(byte e) {
-    byte round, c, seen, used;
+    byte round, c, seen, used, gr;
     bool refused, ok;
     round = 0;
     do
@@ -442,8 +445,18 @@ proctype DbEngine(byte e) {
         ok = false;
         /* DbDriver._allocate: queries.lock_scope (the scope row's lock) */
         atomic { dblock == 0 -> dblock = e + 1 };
-        /* the callable taken, read once the scope is locked */
-        d_step { read_taken(e, seen) };
+        /* DbDriver.allocate's cutoff (the rows past their grace period),
+         * then the callable taken, read once the scope is locked */
+        d_step {
+            gr = 0;
+            i = 0;
+            do
+            :: i < NC -> if :: graced[i] -> gr = gr | (1 << i)
+                         :: else -> skip fi; i++
+            :: else -> break
+            od;
+            read_taken(e, seen)
+        };
         atomic {
             /* _read_summary: releasing.freeable, releasing.free_rows */
             used = 0;
@@ -451,7 +464,7 @@ proctype DbEngine(byte e) {
             do
             :: i < NC ->
                 if
-                :: row[i] == NONE && graced[i] && !OVERLAP(SPAN(i), seen) ->
+                :: row[i] == NONE && OVERLAP(gr, 1 << i) && !OVERLAP(SPAN(i), seen) ->
                     row[i] = 0; graced[i] = false
                 :: row[i] != 0 -> used = used | SPAN(i)
                 :: else -> skip
@@ -507,7 +520,8 @@ proctype DbEngine(byte e) {
             fi
         :: else -> skip
         fi;
-        d_step { c = 0; seen = 0; used = 0; ok = false; refused = false }
+        d_step { c = 0; seen = 0; used = 0; gr = 0; ok = false;
+                 refused = false }
     :: round >= ROUNDS -> break
     od
 }
