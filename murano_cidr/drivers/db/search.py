@@ -23,18 +23,33 @@ database refuses if the owner holds a CIDR or any row of the scope
 overlaps it. So the rows read per allocation do not depend on the pool's
 size, its fill or its layout.
 
-The summary is a hint, never trusted: what it says free is checked by the
-``INSERT`` itself, under the scope's row lock. It can be wrong two ways.
-Another engine inserted since (or an engine of another version, or one
-with another pool): the ``INSERT`` inserts nothing, the driver reads the
-window of candidates around the one it drew (:data:`WINDOW`, index
-lookups), learns it, and draws again. A row was deleted since (a release
-elsewhere): the summary blocks a free candidate. Neither can hand out an
-overlapping CIDR, since the database decides; and no free candidate is
-missed, since the driver raises
-:class:`~murano_cidr.exceptions.PoolExhausted` only after it read the
-whole scope again under the lock (:data:`MAX_MISSES` misses in a row
-trigger the same full read) and found nothing free.
+The summary is a hint, never trusted; what holds does not depend on it:
+
+* *No overlapping CIDR, whatever the engines' pool settings.* The
+  ``INSERT`` inserts nothing if any row of the scope overlaps the
+  candidate, whatever its size: the rows starting inside the candidate,
+  and each possible first address of a CIDR containing its first address
+  (that address with its last 1, 2, ... bits cleared: at most 32, or
+  128, equality lookups). It runs under the
+  scope's row lock, which every allocation of the scope takes first, so
+  no row of the scope can appear between that check and the insert; on
+  Galera, two such transactions on different nodes conflict at commit.
+* *No free candidate missed.* The summary can be wrong two ways. Another
+  engine inserted since (or an engine of another version or with another
+  pool): the ``INSERT`` inserts nothing, the driver reads the
+  :data:`WINDOW` candidates from the one it drew (index lookups), learns
+  them and draws again. A row was deleted since (a release freed
+  elsewhere): the summary blocks a free candidate. When the summary and
+  ``taken`` leave no candidate, or after :data:`MAX_MISSES` refused
+  inserts, the driver reads all the scope's rows again under the lock and
+  draws from that exact picture, which misses nothing.
+* *PoolExhausted only when the pool is full.* It is raised only after
+  that full read, under the lock, finds no candidate free of the rows and
+  of ``taken`` (and the owner holds no CIDR).
+
+Released rows stay in the table until they are freed
+(:mod:`murano_cidr.drivers.db.releasing`), so they block their range like
+any other row.
 """
 
 import collections
