@@ -42,7 +42,12 @@ from murano_cidr import exceptions
 LOG = logging.getLogger(__name__)
 
 #: How long a ``db sync`` waits for another one to finish, in seconds.
-TIMEOUT = 300
+#: NOTE: below the bounds of every statement (PostgreSQL's
+#: ``statement_timeout``, PyMySQL's ``read_timeout``: see
+#: :mod:`~murano_cidr.drivers.db.timeouts`), so the wait ends with this
+#: module's error rather than a lost connection. One migration step must
+#: fit in those bounds anyway.
+TIMEOUT = 15
 
 #: The PostgreSQL advisory lock key of ``db sync`` (a fixed 63-bit number,
 #: the bytes of "mcidrsyn").

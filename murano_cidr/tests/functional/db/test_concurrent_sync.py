@@ -21,10 +21,13 @@ import contextlib
 import io
 import os
 
+import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.cmd import manage
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import synclock
+from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
 
 
@@ -67,11 +70,34 @@ class ConcurrentSyncTests(object):
         driver = self.make_driver()
         self.assertTrue(driver.allocate("net-1", scope="r"))
 
+    def test_a_sync_that_waits_too_long_says_so(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.synclock.TIMEOUT", 1))
+        with self.engine.connect() as holder:
+            # Another db sync, stuck while it holds the lock.
+            self.take(holder)
+            e = self.assertRaises(exceptions.DatabaseUnavailable,
+                                  migration.upgrade, self.conf)
+        self.assertIn("another 'db sync' held the schema lock for more "
+                      "than 1 seconds; nothing was changed", str(e))
+        self.assertIsNone(migration.revision_of_engine(self.engine))
+        migration.upgrade(self.conf)
+        self.assertEqual(migration.head_revision(),
+                         migration.revision_of_engine(self.engine))
+
 
 class TestMySQL(base.MySQLBackend, ConcurrentSyncTests, base.DbTestCase):
-    pass
+
+    @staticmethod
+    def take(connection):
+        connection.execute(sa.text(
+            "SELECT GET_LOCK(CONCAT('murano_cidr_sync.', DATABASE()), 0)"))
 
 
 class TestPostgresql(base.PostgresqlBackend, ConcurrentSyncTests,
                      base.DbTestCase):
-    pass
+
+    @staticmethod
+    def take(connection):
+        connection.execute(sa.text("SELECT pg_advisory_lock(:key)"),
+                           {"key": synclock.PG_KEY})
