@@ -20,6 +20,7 @@ the stack afterwards, the shape of the core library from Xena to 2023.2.
 
 import io
 import os
+import re
 import subprocess
 from unittest import mock
 
@@ -29,6 +30,7 @@ import yaml
 from murano_cidr.cmd import manage
 from murano_cidr import exceptions
 from murano_cidr.integration import core_library
+from murano_cidr.integration import plugin
 from murano_cidr.tests import base
 
 MANIFEST = """\
@@ -129,6 +131,15 @@ class TestChange(CoreLibraryTestCase):
         self.assertEqual({"Body": ["$._getNetExplorer().releaseCidr(id($))"]},
                          methods[".destroy"])
         self.assertEqual(["deploy", ".destroy", "describe"], list(methods))
+
+    def test_calls_what_the_plugin_adds(self):
+        # Murano's DSL names a Python method confirm_cidr confirmCidr.
+        after = core_library.change(self.package, dry_run=True).after
+        calls = re.findall(r"_getNetExplorer\(\)\.(\w+)\(id\(\$\)\)", after)
+        self.assertEqual(["confirmCidr", "releaseCidr"], calls)
+        self.assertEqual(sorted(plugin.ADDED), sorted(
+            re.sub("([A-Z])", lambda m: "_" + m.group(1).lower(), call)
+            for call in calls))
 
     def test_only_adds_lines(self):
         diff = core_library.change(self.package).diff()
