@@ -18,7 +18,13 @@ Exit codes:
 * ``1`` the operation failed (for example, the pool is exhausted);
 * ``2`` bad usage or configuration, or a database not synced to this
   code's schema (``murano-cidr-manage db sync`` fixes it);
-* ``3`` a database or lock service is unavailable.
+* ``3`` a database or lock service is unavailable;
+* ``4`` the SQLite database cannot be written: its file system is mounted
+  read-only, or the file or its directory is not writable by this user;
+* ``5`` the SQLite database's file system has no space left.
+
+``murano-cidr-status`` uses oslo.upgradecheck's codes instead (see
+:mod:`murano_cidr.cmd.status`).
 """
 
 import argparse
