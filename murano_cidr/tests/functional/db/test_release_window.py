@@ -16,20 +16,23 @@ from murano_cidr.tests.functional.db import base
 from murano_cidr.tests import release_window
 
 
-class _Synced(release_window.ReleaseWindowTests):
+class _Synced(object):
 
     def make_driver(self, **overrides):
         self.sync()
         return super().make_driver(**overrides)
 
 
-class TestSqlite(base.SqliteBackend, _Synced, base.DbTestCase):
+class TestSqlite(base.SqliteBackend, _Synced,
+                 release_window.ReleaseWindowTests, base.DbTestCase):
     pass
 
 
-class TestMySQL(base.MySQLBackend, _Synced, base.DbTestCase):
+class TestMySQL(base.MySQLBackend, _Synced,
+                release_window.ConcurrentReleaseTests, base.DbTestCase):
     pass
 
 
-class TestPostgresql(base.PostgresqlBackend, _Synced, base.DbTestCase):
+class TestPostgresql(base.PostgresqlBackend, _Synced,
+                     release_window.ConcurrentReleaseTests, base.DbTestCase):
     pass
