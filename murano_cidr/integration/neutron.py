@@ -14,9 +14,10 @@
 
 Two calls, both filtered: the router's ports (``list_ports(device_id=...)``,
 whose ``fixed_ips`` name the subnets plugged into it), then the CIDRs of
-those subnets only (``list_subnets(id=[...])``). Every error of the client
-becomes :class:`~murano_cidr.exceptions.BackendUnavailable`, naming the call
-and the router.
+those subnets only (``list_subnets(id=[...])``, :data:`IDS_PER_REQUEST` ids
+at a time). Every error of the client becomes
+:class:`~murano_cidr.exceptions.BackendUnavailable`, naming the call and the
+router.
 """
 
 from oslo_log import log as logging
@@ -24,6 +25,12 @@ from oslo_log import log as logging
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
+
+#: Subnet ids per ``list_subnets`` request. Each id is 40 characters of the
+#: query (``id=``, 36, ``&``); python-neutronclient refuses a URI of more
+#: than 8192 characters (``RequestURITooLong``) before sending it, and
+#: Neutron's server reads request lines of 8 KiB at most.
+IDS_PER_REQUEST = 100
 
 
 class RouterReader(object):
@@ -88,20 +95,27 @@ def router_subnet_ids(client, router_id):
 def subnet_cidrs(client, router_id, subnet_ids):
     """Return ``{subnet id: cidr}`` of those subnets the client can see.
 
-    Only the given subnets are asked for (``list_subnets(id=[...])``); a
-    subnet Neutron answers but was not asked for is ignored.
+    Only the given subnets are asked for (``list_subnets(id=[...])``, in
+    requests of at most :data:`IDS_PER_REQUEST` ids); a subnet Neutron
+    answers but was not asked for is ignored.
 
     :param subnet_ids: a non-empty sequence of subnet ids.
     :raises murano_cidr.exceptions.BackendUnavailable: if Neutron fails.
     """
+    subnet_ids = list(subnet_ids)
     wanted = set(subnet_ids)
-    subnets = call_neutron(client.list_subnets, router_id,
-                           id=list(subnet_ids))
-    try:
-        return {subnet["id"]: subnet["cidr"]
-                for subnet in subnets["subnets"] if subnet["id"] in wanted}
-    except (KeyError, TypeError) as e:
-        raise _malformed(router_id, e)
+    found = {}
+    for start in range(0, len(subnet_ids), IDS_PER_REQUEST):
+        subnets = call_neutron(
+            client.list_subnets, router_id,
+            id=subnet_ids[start:start + IDS_PER_REQUEST])
+        try:
+            found.update((subnet["id"], subnet["cidr"])
+                         for subnet in subnets["subnets"]
+                         if subnet["id"] in wanted)
+        except (KeyError, TypeError) as e:
+            raise _malformed(router_id, e)
+    return found
 
 
 def call_neutron(method, router_id, **kwargs):

@@ -72,6 +72,48 @@ class TestRouterReader(base.TestCase):
         self.assertEqual(["10.0.1.0/24"], murano.router_cidrs(client, ROUTER))
 
 
+class UriLimitedNeutron(fakes.FakeNeutron):
+    """Refuses a request whose URI is too long, as python-neutronclient.
+
+    The client raises ``RequestURITooLong`` before sending a request of
+    more than 8192 characters; ``list_subnets(id=[...])`` puts every id
+    (36 characters, ``id=`` and ``&``) into the query.
+    """
+
+    MAX_URI_LEN = 8192
+    ENDPOINT = "https://neutron.example.org:9696/v2.0/subnets?"
+
+    def list_subnets(self, retrieve_all=True, **filters):
+        query = "&".join("id=%s" % i for i in filters.get("id", ()))
+        if len(self.ENDPOINT) + len(query) > self.MAX_URI_LEN:
+            raise RuntimeError("RequestURITooLong")
+        return super().list_subnets(retrieve_all, **filters)
+
+
+class TestManySubnets(base.TestCase):
+    """A router with hundreds of subnets is read in requests that fit."""
+
+    def setUp(self):
+        super().setUp()
+        ids = ["%08d-0000-4000-8000-000000000000" % i for i in range(300)]
+        self.cidrs = ["10.%d.%d.0/24" % (i // 256, i % 256)
+                      for i in range(300)]
+        self.client = UriLimitedNeutron(
+            ports=[fakes.port(ROUTER, i) for i in ids],
+            subnets=[fakes.subnet(i, c) for i, c in zip(ids, self.cidrs)])
+
+    def test_the_router_reader_sees_every_subnet(self):
+        self.assertEqual(self.cidrs,
+                         neutron.RouterReader(self.client, ROUTER)())
+        self.assertGreater(sum(c[0] == "list_subnets"
+                               for c in self.client.calls), 1)
+
+    def test_reconciling_sees_every_subnet(self):
+        listing = murano.router_listing(self.client, [ROUTER])
+        self.assertEqual(sorted(self.cidrs), sorted(listing.cidrs[ROUTER]))
+        self.assertEqual({}, listing.incomplete)
+
+
 class TestReadingUnderTheDbDriversRowLock(base.TestCase):
     """The db driver reads ``taken`` with its scope's row locked."""
 
