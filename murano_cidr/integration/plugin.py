@@ -108,10 +108,17 @@ class EnginePlugin(object):
 
     def __init__(self, *args, **kwargs):
         # NOTE: the loader registers the class as a package format; no
-        # package is of this format.
-        raise exceptions.InvalidArgument(
+        # package is of this format. In Murano's processes (its package
+        # loader has imported its package exceptions) the error is Murano's
+        # own, which its loaders catch: the package is refused as one of an
+        # unknown format, and nothing else fails.
+        error = exceptions.InvalidArgument(
             name="package format", value=FORMAT,
             reason="it is murano-cidr's engine plugin, not a package format")
+        murano_errors = sys.modules.get("murano.packages.exceptions")
+        if murano_errors is not None:
+            raise murano_errors.PackageFormatError(str(error)) from error
+        raise error
 
     @classmethod
     def init_plugin(cls):

@@ -351,3 +351,24 @@ class TestRegistration(base.TestCase):
                               plugin.EnginePlugin, "murano-cidr-engine-"
                               "plugin", "1.0", "/tmp/package", {})
         self.assertIn("not a package format", str(e))
+
+    def test_in_murano_a_package_of_this_format_is_murano_s_format_error(self):
+        # Murano's loaders skip a package whose format they refuse (their
+        # PackageLoadError); anything else escapes, and in the engine's
+        # directory loader fails every deployment.
+        class PackageLoadError(Exception):
+            pass
+
+        class PackageFormatError(PackageLoadError):
+            pass
+
+        murano_errors = mock.NonCallableMock(
+            PackageLoadError=PackageLoadError,
+            PackageFormatError=PackageFormatError)
+        with mock.patch.dict(sys.modules, {
+                "murano.packages.exceptions": murano_errors}):
+            e = self.assertRaises(PackageLoadError, plugin.EnginePlugin,
+                                  "murano-cidr-engine-plugin", "1.0",
+                                  "/tmp/package", {})
+        self.assertIn("not a package format", str(e))
+        self.assertIsInstance(e.__cause__, exceptions.InvalidArgument)
