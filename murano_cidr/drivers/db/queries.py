@@ -242,13 +242,14 @@ def _insert_if_free_statement(starts):
     if starts is not None:
         in_scope = _in_scope(False)
         first = sa.bindparam("range_first")
-        absent.append(~sa.exists().where(
+        # NOTE: Exists.where() takes one clause on SQLAlchemy 1.4.
+        absent.append(~sa.exists().where(sa.and_(
             *in_scope, ALLOCATIONS.c.range_first.between(
-                first, sa.bindparam("range_last"))))
+                first, sa.bindparam("range_last")))))
         # NOTE: an equality per possible start, as in _window_statement.
-        absent.extend(~sa.exists().where(
+        absent.extend(~sa.exists().where(sa.and_(
             *in_scope, ALLOCATIONS.c.range_first
-            == sa.bindparam("start%d" % i), ALLOCATIONS.c.range_last >= first)
+            == sa.bindparam("start%d" % i), ALLOCATIONS.c.range_last >= first))
             for i in range(starts))
     return sa.insert(ALLOCATIONS).from_select(
         list(_VALUES), sa.select(*values).where(*absent))
