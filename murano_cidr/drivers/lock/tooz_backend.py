@@ -147,12 +147,12 @@ class ToozLockBackend(backend.LockBackend):
         self._service = tooz_clients.for_url(url)
         parts = urllib.parse.urlsplit(url)
         query = urllib.parse.parse_qs(parts.query)
-        options = {name: value for name, value
-                   in self._service.options(lock_timeout).items()
-                   if name not in query}
+        self._options = {name: value for name, value
+                         in self._service.options(lock_timeout).items()
+                         if name not in query}
         try:
             self._coordinator = coordination.get_coordinator(
-                url, _member_id(), **options)
+                url, _member_id(), **self._options)
             self._errors = (tooz.ToozError,) + self._service.errors()
         except stevedore.exception.NoMatches:
             raise exceptions.InvalidConfig(
@@ -205,6 +205,11 @@ class ToozLockBackend(backend.LockBackend):
                     LOG.warning("Could not stop the coordinator of %s "
                                 "cleanly: %s", self.description,
                                 tooz_clients.describe(e))
+                # NOTE: a new coordinator, with a client of its own: kazoo's
+                # client, started again after it gave up, failed its first
+                # request after the network healed.
+                self._coordinator = coordination.get_coordinator(
+                    self.url, _member_id(), **self._options)
             if not self._started:
                 if self._service.probe_first:
                     reason = _tcp_probe(self.url, tooz_clients.request_timeout(

@@ -224,6 +224,23 @@ class TestZooKeeperFaults(FaultTests, base.TestCase):
     ahead = 6
     step = 3.0
 
+    def test_blackhole_while_a_reservation_is_held(self):
+        # Documented bound of a call on a dead link: about 1.7 times
+        # lock_timeout (kazoo drops the connection when a ping goes
+        # unanswered, then retries the request until lock_timeout).
+        lock_timeout = 4
+        watchdog = WATCHDOG * 1.7 * lock_timeout
+        engine = Remote(self, "e1", lock_timeout=lock_timeout)
+        engine.expect(history.ALLOCATE, "net-1", watchdog)
+        self.host.blackhole()
+        engine.expect(history.CONFIRM, "net-1", watchdog, "ReservationLost")
+        engine.expect(history.RELEASE, "net-1", watchdog)
+        engine.expect(history.ALLOCATE, "net-2", watchdog, "LockUnavailable")
+        self.host.heal()
+        # kazoo gave up: the next call starts a new client, and works.
+        engine.cycle("net-3", watchdog)
+        self.assertHistoryHolds()
+
     def queue_ahead(self, name):
         """Hold the lock ``name`` and queue :attr:`ahead` engines for it.
 
