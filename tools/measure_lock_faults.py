@@ -1,0 +1,133 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Measure the ``lock`` driver's calls under network faults, by hand.
+
+The figures of doc/source/admin/timeouts.rst for Redis, etcd and
+ZooKeeper that CI does not measure. As root, from a source tree::
+
+    python tools/measure_lock_faults.py [redis|etcd|zookeeper ...]
+
+Each backend's server runs in a network namespace of its own (the fault
+tests' fixtures); the engine is this process, with ``lock_timeout = 10``
+and ``lock_wait_timeout = 20``. Prints one line per measurement: the
+scenario, the call, its seconds and its outcome.
+"""
+
+import sys
+import time
+import uuid
+
+from murano_cidr import exceptions
+from murano_cidr.tests.functional.lock import servers
+from murano_cidr.tests.functional.lock import workers
+from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import slowlink
+
+LOCK_TIMEOUT = 10
+WAIT_TIMEOUT = 20
+POOL = {"pool_cidrs": ["10.40.0.0/18"], "subnet_prefixlen": 24}
+SERVERS = {"redis": servers.RedisServer, "etcd": servers.EtcdServer,
+           "zookeeper": servers.ZooKeeperServer}
+SCHEMES = {"redis": "redis", "etcd": "etcd3+http",
+           "zookeeper": "zookeeper"}
+
+
+def driver(url):
+    settings = dict(POOL, driver="lock", coordination_url=url,
+                    lock_timeout=LOCK_TIMEOUT,
+                    lock_wait_timeout=WAIT_TIMEOUT)
+    return workers.build_allocator(settings)
+
+
+def timed(scenario, what, call, *args, **kwargs):
+    """Make a call, print its time and outcome; return its result."""
+    started = time.monotonic()
+    try:
+        result, outcome = call(*args, **kwargs), "ok"
+    except exceptions.MuranoCidrException as e:
+        result, outcome = None, type(e).__name__
+    seconds = time.monotonic() - started
+    print("%-12s %-22s %6.1f s  %s" % (scenario, what, seconds, outcome),
+          flush=True)
+    return result
+
+
+def blackholes(host, url, scope):
+    fresh = driver(url)
+    host.blackhole()
+    timed("blackhole", "first allocate", fresh.allocate, "b-1", scope=scope)
+    host.heal()
+    timed("blackhole", "allocate after heal", fresh.allocate, "b-2",
+          scope=scope)
+    fresh.close()
+    held = driver(url)
+    held.allocate("m-1", scope=scope)
+    host.blackhole()
+    timed("mid-call", "confirm (held)", held.confirm, "m-1")
+    held.release("m-1")
+    timed("mid-call", "allocate", held.allocate, "m-2", scope=scope)
+    host.heal()
+    timed("mid-call", "allocate after heal", held.allocate, "m-3",
+          scope=scope)
+    held.close()
+
+
+def cycles(scenario, url, scope, count, hold):
+    engine = driver(url)
+    for i in range(count):
+        owner = "%s-%d" % (scenario, i)
+        if timed(scenario, "allocate", engine.allocate, owner,
+                 scope=scope) is None:
+            continue
+        time.sleep(hold)
+        timed(scenario, "confirm (held %.0f s)" % hold, engine.confirm,
+              owner)
+        engine.release(owner)
+    engine.close()
+
+
+def measure(name):
+    host = netns.ServerHost()
+    host.setUp()
+    try:
+        server = SERVERS[name](host=host)
+        server.setUp()
+        scope = "router-%s" % uuid.uuid4().hex
+        print("== %s (lock_timeout %d, lock_wait_timeout %d)"
+              % (name, LOCK_TIMEOUT, WAIT_TIMEOUT), flush=True)
+        blackholes(host, server.url, scope)
+        proxy = slowlink.DelayProxy(server.address, server.port, 2.0)
+        proxy.setUp()
+        cycles("rtt-2s", "%s://127.0.0.1:%d" % (SCHEMES[name], proxy.port),
+               scope, 3, 6)
+        proxy.cleanUp()
+        host.loss(0.3)
+        cycles("loss-30%", server.url, scope, 10, 0)
+        host.heal()
+        server.cleanUp()
+    finally:
+        host.cleanUp()
+
+
+def main(argv):
+    reason = netns.missing()
+    if reason:
+        print("needs %s" % reason)
+        return 2
+    for name in argv or sorted(SERVERS):
+        measure(name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
