@@ -28,6 +28,7 @@ import fixtures
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from stevedore import extension
+import tenacity
 import testscenarios
 
 from murano_cidr.drivers.db import driver as db_driver
@@ -282,6 +283,21 @@ class TestUnknownExplorer(PluginTestCase):
         self.assertIn("get_available_cidr(self, router_id, net_id) instead "
                       "of get_available_cidr(self, router_id, net_id, "
                       "ip_version=4)", line)
+
+    def test_a_method_wrapped_by_a_retry_decorator_is_still_known(self):
+        # Murano wraps get_default_router in tenacity.retry (Train onwards);
+        # its signature is read through the wrapper.
+        class Retrying(self.explorer):
+            @tenacity.retry(stop=tenacity.stop_after_attempt(1),
+                            reraise=True)
+            def get_default_router(self):
+                return "router"
+
+        self.put_engine(Retrying)
+        self.assertEqual((FAMILY.name, None), plugin.recognise(Retrying))
+        self.configure_db()
+        self.load()
+        self.assertTrue(hasattr(Retrying, "confirm_cidr"))
 
     def test_an_explorer_patched_by_hand_is_left_unchanged(self):
         class Patched(self.explorer):
