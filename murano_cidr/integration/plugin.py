@@ -256,6 +256,11 @@ class _ExplorerMethods(object):
 
     def get_available_cidr(self, router_id, net_id, ip_version=4):
         """Allocate the CIDR with murano-cidr's configured driver."""
+        # NOTE: Murano's NetworkExplorer has no public way to its Neutron
+        # client (the region's, with the deployment's session): its private
+        # _client property is the one the engine's own pick uses.
+        # recognise() checks that it is a property; this is the one place
+        # murano-cidr reads it.
         return murano.get_available_cidr(self._client, router_id, net_id,
                                          ip_version=ip_version)
 
