@@ -117,7 +117,7 @@ database_opts = [
                "accepted; 0 tries it once, as part of the first "
                "operation). oslo.db logs each failed attempt. "
                "The murano-cidr commands default to "
-               "%(retries)d retries, %(interval)d s apart, so that an "
+               "%(retries)d attempts, %(interval)d s apart, so that an "
                "unreachable database fails them within seconds; set it "
                "here to change that too.")
         % {"retries": COMMAND_MAX_RETRIES,

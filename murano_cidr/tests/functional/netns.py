@@ -123,6 +123,44 @@ def _run(*argv):
     return result.stdout
 
 
+def _delete(name):
+    """Kill what runs in namespace ``name`` and delete it.
+
+    :returns: None, or why it could not be deleted.
+    """
+    # A worker that entered a client namespace is killed too, so the
+    # namespace really goes away.
+    result = subprocess.run(["ip", "netns", "pids", name],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            universal_newlines=True)
+    for pid in result.stdout.split():
+        if int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    try:
+        _run("ip", "netns", "del", name)
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def _sweep():
+    """Delete the namespaces of test processes that were killed.
+
+    A test process killed with SIGKILL runs no cleanup; its namespaces
+    carry its process id (``mcidr-PID-...``).
+    """
+    for line in _run("ip", "netns", "list").splitlines():
+        name = (line.split() or [""])[0]
+        parts = name.split("-")
+        if len(parts) < 3 or parts[0] != PREFIX or not parts[1].isdigit():
+            continue
+        if not os.path.exists("/proc/%s" % parts[1]):
+            _delete(name)
+
+
 def _used_networks():
     """Every IPv4 network the machine's addresses and routes cover."""
     used = []
@@ -183,11 +221,7 @@ class _Namespace(object):
 
 
 class ClientHost(_Namespace):
-    """A client's own namespace, joined to the server's namespace.
-
-    :ivar name: the namespace (give it to :func:`enter`).
-    :ivar address: the client's address.
-    """
+    """A client's own namespace (give its :attr:`name` to :func:`enter`)."""
 
 
 class ServerHost(fixtures.Fixture):
@@ -215,6 +249,8 @@ class ServerHost(fixtures.Fixture):
         reason = missing()
         if reason:
             raise RuntimeError("network namespaces need %s" % reason)
+        with _lock():
+            _sweep()
         self.addCleanup(self._delete_namespaces)
         self.addCleanup(self._kill_processes)
         self._add_namespace(self.name)
@@ -248,7 +284,8 @@ class ServerHost(fixtures.Fixture):
         _run("ip", "netns", "add", name)
         self._namespaces.append(name)
 
-    def _run_in(self, name, *argv):
+    @staticmethod
+    def _run_in(name, *argv):
         return _run("ip", "netns", "exec", name, *argv)
 
     def _kill_processes(self):
@@ -263,32 +300,14 @@ class ServerHost(fixtures.Fixture):
                 process.wait()
 
     def _delete_namespaces(self):
-        errors = []
-        for name in reversed(self._namespaces):
-            # Whatever still runs inside (a worker that entered a client
-            # namespace) is killed, so the namespace really goes away.
-            result = subprocess.run(["ip", "netns", "pids", name],
-                                    stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL,
-                                    universal_newlines=True)
-            for pid in result.stdout.split():
-                if int(pid) != os.getpid():
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except OSError:
-                        pass
-            try:
-                _run("ip", "netns", "del", name)
-            except RuntimeError as e:
-                errors.append(str(e))
+        errors = [_delete(name) for name in reversed(self._namespaces)]
         self._namespaces = []
-        if errors:
-            raise RuntimeError("; ".join(errors))
+        if any(errors):
+            raise RuntimeError("; ".join(e for e in errors if e))
 
     @staticmethod
     def _delete_link(host_if):
-        # Deleting the namespace deletes the pair; this is for a set-up
-        # that failed before the peer moved into the namespace.
+        # For a set-up that failed before the peer moved into the namespace.
         subprocess.run(["ip", "link", "del", host_if],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -146,6 +146,22 @@ class CleanupTest(base.TestCase):
         self.assertFalse(os.path.exists("/run/netns/" + host.name))
 
 
+class SweepTest(base.TestCase):
+
+    def test_namespaces_of_killed_test_processes_are_deleted(self):
+        netns.require(self)
+        with open("/proc/sys/kernel/pid_max") as f:
+            dead = int(f.read()) - 1
+        while os.path.exists("/proc/%d" % dead):
+            dead -= 1
+        stale = "%s-%d-beef-s" % (netns.PREFIX, dead)
+        subprocess.run(["ip", "netns", "add", stale], check=True)
+        self.addCleanup(subprocess.run, ["ip", "netns", "del", stale],
+                        stderr=subprocess.DEVNULL)
+        self.useFixture(netns.ServerHost())
+        self.assertFalse(os.path.exists("/run/netns/" + stale))
+
+
 class RequireTest(base.TestCase):
 
     def test_missing_tools_skip_or_fail_in_ci(self):
