@@ -155,22 +155,32 @@ class _Explorer(object):
         return self._neutron.list_ports()["ports"]
 
 
+def _remember_project(explorer):
+    # The project of the deployment, and the [networking] options.
+    explorer._project_id = helpers.get_execution_session().project_id
+    explorer._settings = getattr(CONF, "networking")
+
+
+def _neutron_client(region):
+    # A Neutron client of the session, in the region given (or the default).
+    kwargs = auth_utils.get_session_client_parameters(
+        service_type="network", region=region, conf="neutron")
+    return nclient.Client(**kwargs)
+
+
 class _RegionExplorer(_Explorer):
     # Newton onwards: the client of the owning CloudRegion's region.
 
     def __init__(self, this, region_name=None):
-        session = helpers.get_execution_session()
-        self._project_id = session.project_id
-        self._settings = CONF.networking
+        _remember_project(self)
         self._region = this.find_owner("io.murano.CloudRegion")
-        self._region_name = region_name
+        self._region_name = region_name or None
 
     @property
     def _client(self):
-        region = self._region_name or (
-            None if self._region is None else self._region["name"])
-        return nclient.Client(**auth_utils.get_session_client_parameters(
-            service_type="network", region=region, conf="neutron"))
+        if self._region_name:
+            return _neutron_client(self._region_name)
+        return _neutron_client(self._region and self._region["name"])
 
     _neutron = _client
 
@@ -182,16 +192,12 @@ class _MitakaExplorer(_Explorer):
     # Mitaka: the client of the owning Environment's region.
 
     def __init__(self, this):
-        session = helpers.get_execution_session()
-        self._project_id = session.project_id
-        self._settings = CONF.networking
+        _remember_project(self)
         self._owner = this.find_owner("io.murano.Environment")
 
     @property
     def _client(self):
-        region = None if self._owner is None else self._owner["region"]
-        return nclient.Client(**auth_utils.get_session_client_parameters(
-            service_type="network", region=region, conf="neutron"))
+        return _neutron_client(self._owner and self._owner["region"])
 
     _neutron = _client
 
@@ -203,10 +209,9 @@ class _LibertyExplorer(_Explorer):
     # Liberty: the environment's client factory, asked on every call.
 
     def __init__(self):
-        environment = helpers.get_environment()
-        self._clients = environment.clients
-        self._tenant_id = environment.tenant_id
-        self._settings = CONF.networking
+        env = helpers.get_environment()
+        self._clients, self._tenant_id = env.clients, env.tenant_id
+        self._settings = getattr(CONF, "networking")
 
     @property
     def _neutron(self):

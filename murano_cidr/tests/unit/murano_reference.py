@@ -25,16 +25,17 @@ import netaddr
 
 def candidates(env_ip_template, max_environments, max_hosts):
     """Return Murano's candidate list for its three options."""
-    bits_for_envs = int(math.ceil(math.log(max_environments, 2)))
-    bits_for_hosts = int(math.ceil(math.log(max_hosts, 2)))
-    width = 32
-    mask_width = width - bits_for_hosts - bits_for_envs
-    net = netaddr.IPNetwork("%s/%d" % (env_ip_template, mask_width))
-    return list(net.subnet(width - bits_for_hosts))
+    env_bits = int(math.ceil(math.log(max_environments, 2)))
+    host_bits = int(math.ceil(math.log(max_hosts, 2)))
+    subnet_len = 32 - host_bits
+    parent = netaddr.IPNetwork(
+        "%s/%d" % (env_ip_template, subnet_len - env_bits))
+    return list(parent.subnet(subnet_len))
 
 
-def _overlap(cidr1, cidr2):
-    return (cidr1 in cidr2) or (cidr2 in cidr1)
+def _overlap(a, b):
+    # One contains the other: how Murano tests two CIDRs.
+    return a in b or b in a
 
 
 def pick(available, taken, id_hash):

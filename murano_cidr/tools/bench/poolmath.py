@@ -68,8 +68,8 @@ class MuranoScan(object):
         self.candidates = list(netaddr.IPNetwork(parent).subnet(prefixlen))
 
     @staticmethod
-    def _overlap(cidr1, cidr2):
-        return (cidr1 in cidr2) or (cidr2 in cidr1)
+    def _overlap(a, b):
+        return a in b or b in a
 
     def pick(self, owner, taken):
         """Return the CIDR Murano picked for ``owner``, or None if full.
