@@ -65,6 +65,12 @@ run() {
     elif [ "$expect" = fail ] && [ "${errors:-0}" = 0 ]; then
         echo "$name: no counterexample found; the model misses this bug"
         failed=1
+    elif [ "$expect" = fail ] && ! echo "$out" | grep -q "assertion violated"
+    then
+        # A mutant must break a property, not merely stop (a deadlock).
+        echo "$name: an error, but no property violated:"
+        echo "$out" | grep -E "error|invalid end state"
+        failed=1
     fi
     rm -f pan pan.* ./*.trail
 }
