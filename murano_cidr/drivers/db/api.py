@@ -356,6 +356,11 @@ class Database(object):
         not do: the transaction calls ``taken``, the engine's green Neutron
         read, which cannot run in a pool thread.)
 
+        The wait for the lock is bounded by ``call_timeout``: a
+        transaction that hangs while holding it (a ``taken`` that never
+        answers) fails the writers queued behind it with
+        ``DatabaseUnavailable`` instead of keeping them for as long.
+
         Other databases get a no-op: their writers wait for each other in
         the server, on a socket that eventlet makes green.
 
@@ -363,7 +368,20 @@ class Database(object):
         """
         if self.backend != "sqlite":
             return contextlib.nullcontext()
-        return lockutils.internal_lock(SQLITE_WRITER_LOCK + self.url)
+        return self._sqlite_writer_turn()
+
+    @contextlib.contextmanager
+    def _sqlite_writer_turn(self):
+        lock = lockutils.internal_lock(SQLITE_WRITER_LOCK + self.url)
+        if not lock.acquire(timeout=self.call_timeout):
+            raise exceptions.DatabaseUnavailable(
+                url=self.safe_url, reason="another writer of this process "
+                "held the SQLite file for more than %d s ([%s] "
+                "call_timeout)" % (self.call_timeout, db_options.GROUP))
+        try:
+            yield
+        finally:
+            lock.release()
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
