@@ -40,8 +40,10 @@ The machine's kernel has no netem, so a slow link is
 
 Cleanup (``cleanUp``, also when the test failed) kills every process
 started with :meth:`ServerHost.popen` and deletes the namespaces, which
-deletes their veth pairs with them. Tests call :func:`require` first: it
-skips on a machine without root, ``ip`` or ``iptables`` and fails in CI.
+deletes their veth pairs with them. A test process killed outright leaves
+that to :mod:`~murano_cidr.tests.functional.netns_reaper`. Tests call
+:func:`require` first: it skips on a machine without root, ``ip`` or
+``iptables`` and fails in CI.
 """
 
 import ctypes
@@ -51,6 +53,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 
 import fixtures
@@ -161,6 +164,14 @@ def _sweep():
             _delete(name)
 
 
+def delete_tagged(tag):
+    """Delete every namespace named ``tag-...``, and what runs in it."""
+    for line in _run("ip", "netns", "list").splitlines():
+        name = (line.split() or [""])[0]
+        if name.startswith(tag + "-"):
+            _delete(name)
+
+
 def _used_networks():
     """Every IPv4 network the machine's addresses and routes cover."""
     used = []
@@ -240,6 +251,7 @@ class ServerHost(fixtures.Fixture):
         self._links = 0
         tag = "%s-%d-%04x" % (PREFIX, os.getpid(), random.getrandbits(16))
         self._tag = tag
+        self._reaper = None
         self.name = tag + "-s"
         self._server = None
 
@@ -251,6 +263,13 @@ class ServerHost(fixtures.Fixture):
             raise RuntimeError("network namespaces need %s" % reason)
         with _lock():
             _sweep()
+        # Started first, stopped last: deletes what is left if this
+        # process is killed before its cleanup.
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-m", "murano_cidr.tests.functional."
+             "netns_reaper", self._tag], stdin=subprocess.PIPE,
+            start_new_session=True)
+        self.addCleanup(self._stop_reaper)
         self.addCleanup(self._delete_namespaces)
         self.addCleanup(self._kill_processes)
         self._add_namespace(self.name)
@@ -298,6 +317,10 @@ class ServerHost(fixtures.Fixture):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+    def _stop_reaper(self):
+        self._reaper.stdin.close()
+        self._reaper.wait(STOP_TIMEOUT)
 
     def _delete_namespaces(self):
         errors = [_delete(name) for name in reversed(self._namespaces)]

@@ -162,6 +162,45 @@ class SweepTest(base.TestCase):
         self.assertFalse(os.path.exists("/run/netns/" + stale))
 
 
+# A test process that sets up a host, starts a server in it, says so and
+# waits to be killed.
+KILLED_TEST = """
+import fixtures, sys
+from murano_cidr.tests.functional import netns
+with fixtures.Fixture() as test:
+    host = test.useFixture(netns.ServerHost())
+    server = host.popen(["sleep", "600"])
+    reaper = getattr(host, "_reaper", None)  # None before the reaper came
+    print(host.name, server.pid, reaper.pid if reaper else 0, flush=True)
+    sys.stdin.read()
+"""
+
+#: Seconds the reaper may take (a few ``ip`` commands).
+REAPER_WATCHDOG = 60
+
+
+class KilledTestProcessTest(base.TestCase):
+
+    def test_a_killed_test_process_leaves_no_namespace_or_server(self):
+        netns.require(self)
+        test = subprocess.Popen([sys.executable, "-c", KILLED_TEST],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                universal_newlines=True)
+        self.addCleanup(test.wait)
+        self.addCleanup(test.kill)
+        name, server, reaper = test.stdout.readline().split()
+        test.kill()  # SIGKILL: no cleanup runs in it
+        test.wait()
+        deadline = time.monotonic() + REAPER_WATCHDOG
+        while (os.path.exists("/proc/" + reaper)
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
+        self.assertFalse(os.path.exists("/run/netns/" + name))
+        self.assertFalse(os.path.exists("/proc/" + server)
+                         and "sleep" in open("/proc/%s/cmdline" % server
+                                             ).read())
+
+
 class RequireTest(base.TestCase):
 
     def test_missing_tools_skip_or_fail_in_ci(self):
