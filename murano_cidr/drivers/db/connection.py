@@ -166,6 +166,13 @@ def _pool_args(pool):
             "_dispatch": pool.dispatch, "dialect": pool._dialect}
 
 
+#: Whether :func:`fewer_round_trips` rebuilds oslo.db's pool: on
+#: SQLAlchemy 2 only. On SQLAlchemy 1.4, which every supported Murano
+#: branch pins, the pool stays as oslo.db made it: a ping per transaction,
+#: a reset at check-in and, on an SQLite file, a new connection each time.
+POOL_REBUILT = not sa.__version__.startswith(("0.", "1."))
+
+
 def _yield_if_green(dbapi_connection, connection_record):
     # NOTE: eventlet is never imported here; a process it has not
     # monkey-patched has no green thread to yield to.
@@ -202,7 +209,7 @@ def fewer_round_trips(engine):
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
-    if not sa.__version__.startswith(("0.", "1.")):
+    if POOL_REBUILT:
         pool = engine.pool
         if engine.dialect.name == "sqlite" and isinstance(
                 pool, sa.pool.NullPool):

@@ -79,9 +79,8 @@ class FaultTests(object):
         self.db_config(max_pool_size=1)
         driver = self.make_driver()
         driver.allocate("net-0", scope="r")
-        with driver.database.engine.connect() as conn:
+        with driver.database.engine.connect() as conn, conn.begin():
             pid = conn.execute(sa.text(self.own_id_sql)).scalar()
-            conn.rollback()
         with self.engine.connect() as admin:
             admin.execute(sa.text(self.kill_sql % int(pid)))
         cidr = driver.allocate("net-1", scope="r")
