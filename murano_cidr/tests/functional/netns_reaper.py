@@ -23,9 +23,16 @@ what runs in them (see :func:`~.netns.delete_tagged`). After a normal
 cleanup there is nothing left for it to delete.
 
 Run as ``python -m murano_cidr.tests.functional.netns_reaper TAG``.
+
+A test's worker processes that stay in the machine's namespace are not
+the reaper's: each calls :func:`exit_with_test` instead.
 """
 
+import multiprocessing
+from multiprocessing import connection
+import os
 import sys
+import threading
 
 from murano_cidr.tests.functional import netns
 
@@ -37,6 +44,24 @@ def main(tag):
     """
     sys.stdin.buffer.read()
     netns.delete_tagged(tag)
+
+
+def exit_with_test():
+    """End this worker process when the test process that started it ends.
+
+    A worker of the ``forkserver`` or ``spawn`` context waiting on its
+    queue would otherwise wait for ever once the test was killed. Call it
+    in the worker, after :func:`~.netns.enter` (it starts a thread).
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch():
+        connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import testtools
 
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import netns_reaper
 from murano_cidr.tests.functional import slowlink
 
 PORT = 7777
@@ -175,6 +176,37 @@ with fixtures.Fixture() as test:
     sys.stdin.read()
 """
 
+# A test process whose worker (in the machine's namespace) waits on its
+# queue; the test process says so and waits to be killed.
+KILLED_WITH_WORKER = """
+import multiprocessing, sys
+from murano_cidr.tests.functional import test_netns
+context = multiprocessing.get_context(sys.argv[1])
+commands = context.Queue()
+worker = context.Process(target=test_netns.waiting_worker, args=(commands,))
+worker.start()
+print(worker.pid, commands.get(), flush=True)
+sys.stdin.read()
+"""
+
+
+def waiting_worker(commands):
+    """A test's worker: says it is ready, then waits for a command."""
+    netns_reaper.exit_with_test()
+    commands.put("ready")
+    commands.get()  # never comes
+
+
+def _kill_worker(pid):
+    """Kill a worker the test left behind (if it is still that worker)."""
+    try:
+        with open("/proc/%s/cmdline" % pid) as f:
+            if "multiprocessing" in f.read():
+                os.kill(int(pid), 9)
+    except OSError:
+        pass
+
+
 #: Seconds the reaper may take (a few ``ip`` commands).
 REAPER_WATCHDOG = 60
 
@@ -199,6 +231,24 @@ class KilledTestProcessTest(base.TestCase):
         self.assertFalse(os.path.exists("/proc/" + server)
                          and "sleep" in open("/proc/%s/cmdline" % server
                                              ).read())
+
+    def test_a_killed_test_process_leaves_no_worker(self):
+        for context in ("forkserver", "spawn"):
+            test = subprocess.Popen(
+                [sys.executable, "-c", KILLED_WITH_WORKER, context],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                universal_newlines=True)
+            self.addCleanup(test.wait)
+            self.addCleanup(test.kill)
+            worker = test.stdout.readline().split()[0]
+            self.addCleanup(_kill_worker, worker)
+            test.kill()
+            test.wait()
+            deadline = time.monotonic() + REAPER_WATCHDOG
+            while (os.path.exists("/proc/" + worker)
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
+            self.assertFalse(os.path.exists("/proc/" + worker), context)
 
 
 class RequireTest(base.TestCase):

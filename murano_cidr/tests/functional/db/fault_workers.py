@@ -25,6 +25,7 @@ import time
 from murano_cidr.tests.functional.db import workers
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import netns_reaper
 
 #: The ``[cidr_allocator]`` settings of every client.
 SETTINGS = {"driver": "db", "pool_cidrs": ["10.0.0.0/16"],
@@ -53,6 +54,7 @@ def serve(url, database_settings, namespace, name, directory, commands,
     """
     if namespace:
         netns.enter(namespace)
+    netns_reaper.exit_with_test()
     logging.basicConfig(filename=os.path.join(directory, name + ".log"),
                         level=logging.WARNING)
     recorder = history.Recorder(os.path.join(directory, name + ".jsonl"),

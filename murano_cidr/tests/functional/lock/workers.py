@@ -28,6 +28,7 @@ from murano_cidr import allocator
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import netns_reaper
 from murano_cidr.tools.simulate import router as router_mod
 
 #: How long a worker keeps trying while the lock service is down.
@@ -186,6 +187,7 @@ def serve(settings, lock_path, history_path, prefix, namespace, requests,
     """
     if namespace is not None:
         netns.enter(namespace)
+    netns_reaper.exit_with_test()
     driver = build_allocator(settings, lock_path)
     recorder = history.Recorder(history_path, prefix)
     try:
