@@ -35,23 +35,48 @@ SCOPE = "router-1"
 POOL = {"pool_cidrs": ["10.20.0.0/22"], "subnet_prefixlen": 24}
 
 
+class Clock(fixtures.Fixture):
+    """The clock the ``db`` driver records and compares release times with.
+
+    It stands still (whole seconds, as the driver's) until :meth:`later`,
+    so a test says when time passes instead of relying on which second a
+    call falls in.
+
+    :param start: the first time (naive UTC); a fixed day if None.
+    """
+
+    def __init__(self, start=None):
+        super().__init__()
+        self.now = start or datetime.datetime(2026, 12, 1, 12, 0, 0)
+
+    def _setUp(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.queries.utcnow",
+            side_effect=lambda: self.now))
+
+    def later(self, seconds):
+        """Move the clock ``seconds`` on."""
+        self.now += datetime.timedelta(seconds=seconds)
+
+
 class ReleaseWindowTests(object):
     """A released CIDR waits for its subnet to leave the router."""
 
     def setUp(self):
         super().setUp()
-        self.now = datetime.datetime(2026, 12, 1, 12, 0, 0)
-        self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.queries.utcnow",
-            side_effect=lambda: self.now))
+        self.clock = self.useFixture(Clock())
         self.router = router_mod.ModelRouter.create(
             os.path.join(self.useFixture(fixtures.TempDir()).path,
                          "router.sqlite"))
         self.addCleanup(self.router.close)
         self.driver = self.make_driver(release_grace=GRACE, **POOL)
 
+    @property
+    def now(self):
+        return self.clock.now
+
     def later(self, seconds):
-        self.now += datetime.timedelta(seconds=seconds)
+        self.clock.later(seconds)
 
     def deploy(self, owner, taken=None):
         """Allocate, plug the subnet into the router, confirm."""
@@ -163,3 +188,31 @@ class ConcurrentReleaseTests(ReleaseWindowTests):
                           "net-5", scope=SCOPE, taken=read_then_release)
         self.assertEqual([late], [a.cidr for a in
                                   self.driver.list_released()])
+
+    def test_a_release_after_the_read_in_its_second_is_not_freed(self):
+        # With no grace period, a release made after this allocation read
+        # taken, within the same second, is not freed by that read: the
+        # cutoff (the allocation's start) is strictly after a freed row's
+        # release.
+        self.driver = self.make_driver(release_grace=0, **POOL)
+        other = self.make_driver(release_grace=0, **POOL)
+        late = other.allocate("net-1", scope=SCOPE)
+        for i in range(2, 5):
+            self.deploy("net-%d" % i)
+
+        def read_then_release():
+            seen = self.router.cidrs(SCOPE)
+            self.router.add_interface(SCOPE, "net-1", late)
+            self.assertTrue(other.release("net-1"))
+            return seen
+
+        self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
+                          "net-5", scope=SCOPE, taken=read_then_release)
+        self.assertEqual([late], [a.cidr for a in
+                                  self.driver.list_released()])
+        # A second on, an allocation that sees the subnet still keeps it;
+        # once it is off the router, it is handed out.
+        self.later(1)
+        self.assertRaises(exceptions.PoolExhausted, self.deploy, "net-5")
+        self.router.remove_interface("net-1")
+        self.assertEqual(late, self.deploy("net-5"))

@@ -25,7 +25,10 @@ A released row is *freed* (deleted) only when both hold:
   the scope's row lock, read ``taken`` and found nothing overlapping it,
   or ``murano-cidr reconcile`` found the router's complete listing without
   it (:func:`free`);
-* ``[cidr_allocator] release_grace`` seconds passed since the release.
+* ``[cidr_allocator] release_grace`` seconds passed since the release
+  (its ``released_at`` is before the allocation's start less the grace
+  period; both whole seconds, so a release in the second the allocation
+  started is not freed by it).
 
 An allocation's search counts released rows as used, as live ones; when
 it reads the scope's rows in full (the first allocation of a process in
@@ -104,8 +107,10 @@ def freeable(rows, cutoff, taken_set):
 
     :param rows: rows of
         :func:`~murano_cidr.drivers.db.queries.read_window`.
-    :param cutoff: rows released at or before this (naive UTC) time are
-        past the grace period.
+    :param cutoff: rows released before this (naive UTC, whole seconds)
+        time are past the grace period. Strictly before: a release within
+        the second the allocation started may have come after its read of
+        ``taken``, so with a grace period of 0 that read must not free it.
     :param taken_set: a :class:`~murano_cidr.taken.TakenSet` of the
         scope's router, as the allocating engine read it with the scope's
         row lock held.
@@ -113,7 +118,7 @@ def freeable(rows, cutoff, taken_set):
         past the grace period that overlap nothing in ``taken_set``.
     """
     return {row.range_first: row for row in rows
-            if row.released_at is not None and row.released_at <= cutoff
+            if row.released_at is not None and row.released_at < cutoff
             and not taken_set.overlaps(int(row.range_first, 16),
                                        int(row.range_last, 16))}
 

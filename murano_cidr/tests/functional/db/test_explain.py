@@ -31,6 +31,7 @@ from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers.db import queries
 from murano_cidr.drivers.db import search
 from murano_cidr.tests.functional.db import base
+from murano_cidr.tests import release_window
 
 TABLES = ("murano_cidr_allocations", "murano_cidr_scopes")
 
@@ -90,6 +91,7 @@ class ExplainTests(object):
         return [s for s in sent if any(t in s[0] for t in TABLES)]
 
     def test_every_statement_uses_an_index(self):
+        clock = self.useFixture(release_window.Clock(queries.utcnow()))
         stale = self.make_driver()
         bounded = []
         whole_scope = []
@@ -118,6 +120,7 @@ class ExplainTests(object):
         # A new engine's first allocation also frees the released rows
         # whose subnets are off the router, past the grace period.
         self.config(release_grace=0)
+        clock.later(1)
         fresh = self.make_driver()
         whole_scope += self.record(fresh, fresh.allocate, "fresh",
                                    scope="packed")

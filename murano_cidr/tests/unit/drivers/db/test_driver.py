@@ -36,6 +36,7 @@ from murano_cidr.drivers.db import queries
 from murano_cidr.drivers.db import search
 from murano_cidr import exceptions
 from murano_cidr import opts
+from murano_cidr.tests import release_window
 from murano_cidr.tests import round_trips
 from murano_cidr.tests.unit.drivers.db import base
 from murano_cidr.tools.bench import counting
@@ -300,13 +301,16 @@ class TestAllocate(base.DbTestCase):
                           scope="r")
 
     def test_a_cidr_freed_by_another_engine_is_found(self):
-        # No grace period: a released CIDR off the router is free at once.
+        # No grace period: a released CIDR off the router is free to an
+        # allocation that starts a second after the release.
+        clock = self.useFixture(release_window.Clock())
         mine = self.make_driver(release_grace=0)
         other = self.make_driver(release_grace=0)
         held = [mine.allocate("net-%d" % i, scope="r") for i in range(4)]
         self.assertRaises(exceptions.PoolExhausted, mine.allocate, "net-4",
                           scope="r")
         other.release("net-2")
+        clock.later(1)
         # The summary still says full; the scope is read again, and the
         # CIDR released elsewhere is found.
         self.assertEqual(held[2], mine.allocate("net-4", scope="r"))
