@@ -162,7 +162,8 @@ def register(subparsers):
         "and report those that would be released: no subnet of the router "
         "overlaps it and it is older than the grace period. Released CIDRs "
         "the driver still holds back (db) are freed the same way, once "
-        "released longer ago than the grace period. Allocations "
+        "released longer ago than both the grace period and [cidr_allocator] "
+        "release_grace. Allocations "
         "without a scope, of a router without a ports file, or of a router "
         "on a subnet the listing does not show are kept. Nothing is "
         "released without --apply.")
@@ -297,7 +298,7 @@ def do_reconcile(conf):
         decisions = reconciling.plan(
             driver.list(scope=args.scope)
             + driver.list_released(scope=args.scope), listing,
-            grace=args.grace)
+            grace=args.grace, release_grace=driver.release_grace)
         if args.apply:
             pruning.check_share(
                 decisions, args.max_release, name="reconcile plan",

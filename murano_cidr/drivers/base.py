@@ -20,6 +20,7 @@ caller says are already *taken* (the subnets on the router).
 
 import abc
 import contextlib
+import datetime
 
 from oslo_log import log as logging
 
@@ -170,6 +171,12 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
+
+    #: How long a released CIDR is held back at least (a
+    #: :class:`datetime.timedelta`): the driver's ``[cidr_allocator]
+    #: release_grace`` if it has :attr:`Capability.HOLDS_RELEASED`, which
+    #: ``reconcile`` waits for too; none otherwise.
+    release_grace = datetime.timedelta(0)
 
     def list_released(self, scope=None):
         """Return the released CIDRs the driver still holds back.

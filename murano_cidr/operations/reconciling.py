@@ -34,12 +34,15 @@ router is another network, since overlaps across routers are allowed.
 Released CIDRs that a driver still holds back
 (:meth:`~murano_cidr.drivers.base.AllocatorDriver.list_released`: the
 ``db`` driver keeps them until their subnet has left the router) are
-planned the same way, their age counted from their release, and applying
-frees them (:func:`apply`): the listing, taken with an account that sees
-every project, shows their subnet gone.
+planned the same way, their age counted from their release and compared
+with the longer of the grace period and the driver's own
+(``[cidr_allocator] release_grace``), and applying frees them
+(:func:`apply`): the listing, taken with an account that sees every
+project, shows their subnet gone.
 """
 
 import dataclasses
+import datetime
 
 from murano_cidr.operations import pruning
 from murano_cidr import taken as taken_mod
@@ -90,10 +93,13 @@ def _overlapping(allocation, cidrs):
     return None
 
 
-def _aged(allocation, grace, now):
+def _aged(allocation, grace, release_grace, now):
     if allocation.released_at is None:
         return pruning.aged(allocation, grace, now, NOT_ON_ROUTER,
                             "its router carries no subnet overlapping it")
+    # A released CIDR waits for the driver's grace period too: the
+    # listing may miss a subnet an engine is about to plug.
+    grace = max(grace, release_grace)
     age = now - pruning.as_utc(allocation.released_at)
     if age < grace:
         return pruning.Decision(
@@ -107,7 +113,8 @@ def _aged(allocation, grace, now):
         NOT_ON_ROUTER)
 
 
-def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None):
+def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None,
+         release_grace=datetime.timedelta(0)):
     """Decide which allocations to release.
 
     :param allocations: the driver's live allocations, and the released
@@ -115,6 +122,11 @@ def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None):
     :param listing: a :class:`RouterListing`.
     :param grace: a :class:`datetime.timedelta`; younger allocations are
         kept whatever their router shows.
+    :param release_grace: the driver's own grace period for released
+        CIDRs (its ``release_grace``, see
+        :class:`~murano_cidr.drivers.base.AllocatorDriver`); a released
+        CIDR is kept until the longer of it and ``grace`` has passed since
+        its release.
     :param now: the current time (UTC); now if None.
     :returns: a list of :class:`~murano_cidr.operations.pruning.Decision`,
         in the order given, with this module's codes.
@@ -143,7 +155,7 @@ def plan(allocations, listing, grace=pruning.DEFAULT_GRACE, now=None):
                     a, pruning.KEEP, "its router carries %s" % found,
                     ON_ROUTER))
             else:
-                decisions.append(_aged(a, grace, now))
+                decisions.append(_aged(a, grace, release_grace, now))
     return decisions
 
 

@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 
+from murano_cidr.cmd import cli
 from murano_cidr import exceptions
 from murano_cidr.operations import openstack_export
 from murano_cidr.operations import pruning
@@ -177,6 +178,20 @@ class TestReleasedCidrs(db_base.DbTestCase):
                                        self.driver.list_released()])
         self.assertEqual(["live"], [a.owner for a in self.driver.list()])
 
+    def test_the_driver_s_grace_period_is_waited_for_too(self):
+        # --grace shorter than [cidr_allocator] release_grace: the longer
+        # one counts for a released CIDR; a live one needs --grace only.
+        decisions = reconciling.plan(
+            self.driver.list() + self.driver.list_released(),
+            listing(r1=[self.kept]), grace=HOUR / 2,
+            now=pruning.utcnow() + HOUR,
+            release_grace=self.driver.release_grace)
+        self.assertEqual(
+            {"kept": (pruning.KEEP, reconciling.ON_ROUTER),
+             "gone": (pruning.KEEP, pruning.IN_GRACE),
+             "live": (pruning.RELEASE, reconciling.NOT_ON_ROUTER)},
+            {d.allocation.owner: (d.action, d.code) for d in decisions})
+
     def test_within_the_grace_period_it_is_kept(self):
         self.assertEqual((pruning.KEEP, pruning.IN_GRACE),
                          self.reconcile(grace=2 * HOUR)["gone"])
@@ -201,3 +216,46 @@ class TestReleasedCidrs(db_base.DbTestCase):
         self.assertEqual([], self.driver.list())
         self.assertEqual({self.kept, self.gone},
                          {a.cidr for a in self.driver.list_released()})
+
+
+class TestReconcileCommand(base.TestCase):
+    """``murano-cidr reconcile`` with the ``db`` driver's release_grace."""
+
+    def setUp(self):
+        super().setUp()
+        db = self.use_database("sqlite", sync=True)
+        self.conf_file = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(self.conf_file, "w") as f:
+            f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
+                    "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n"
+                    "release_grace = 3600\n"
+                    "[cidr_allocator_database]\nconnection = %s\n"
+                    % (self.state_path, db.url))
+        self.subnets = os.path.join(self.state_path, "subnets.json")
+        with open(self.subnets, "w") as f:
+            json.dump([], f)
+        os.makedirs(os.path.join(self.state_path, "ports"))
+        with open(os.path.join(self.state_path, "ports", "r.json"), "w") as f:
+            json.dump([], f)
+
+    def cidr(self, *args):
+        return self.run_main(cli.main, "--config-file", self.conf_file, *args)
+
+    def test_a_short_grace_does_not_free_a_cidr_within_release_grace(self):
+        for owner in ("net-1", "net-2"):
+            self.assertEqual(0, self.cidr("allocate", owner, "--scope",
+                                          "r")[0])
+        self.assertEqual(0, self.cidr("release", "net-1")[0])
+        code, out, err = self.cidr(
+            "reconcile", "--subnets", self.subnets, "--ports-dir",
+            os.path.join(self.state_path, "ports"), "--grace", "0",
+            "--max-release", "100", "--apply", "--format", "json")
+        self.assertEqual((0, ""), (code, err))
+        self.assertEqual({"net-1": ("keep", pruning.IN_GRACE),
+                          "net-2": ("released", reconciling.NOT_ON_ROUTER)},
+                         {a["owner"]: (a["action"], a["code"])
+                          for a in json.loads(out)["allocations"]})
+        code, out, err = self.cidr("list")
+        self.assertEqual(["net-1 released"],
+                         [" ".join(line.split()[0:4:3])
+                          for line in out.splitlines()[1:]])
