@@ -173,7 +173,11 @@ release_opts = [
                "cannot see (another project's, on a shared router) for at "
                "least this long. Make it longer than Heat takes to delete a "
                "stack. 0 frees a released CIDR at the first allocation that "
-               "does not see its subnet.")),
+               "does not see its subnet and started a second or more after "
+               "the release. The release time is the releasing engine's "
+               "clock and the allocation compares it with its own: the hold "
+               "is correct while the clock skew between engine hosts stays "
+               "below this value (keep them synchronised).")),
 ]
 
 
