@@ -12,6 +12,8 @@
 
 """Base classes and helpers shared by the unit and functional tests."""
 
+import os
+
 import fixtures
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
@@ -74,6 +76,21 @@ class TestCase(base.BaseTestCase):
         if services_required():
             self.fail("%s is required in CI but unavailable" % reason)
         self.skipTest("%s is unavailable" % reason)
+
+    def db_config_file(self, db, extra=""):
+        """Write a configuration file for the ``db`` driver on ``db``.
+
+        :param db: a :class:`~murano_cidr.tests.db_fixture.Database`.
+        :param extra: more ``[cidr_allocator]`` lines.
+        :returns: its path, under the state path.
+        """
+        path = os.path.join(self.state_path, "murano-cidr.conf")
+        with open(path, "w") as f:
+            f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
+                    "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n%s"
+                    "[cidr_allocator_database]\nconnection = %s\n"
+                    % (self.state_path, extra, db.url))
+        return path
 
     def use_database(self, backend="sqlite", conf_fixture=None, sync=False):
         """Give the test a new database, or skip (laptop) or fail (CI).

@@ -167,12 +167,17 @@ class ReleaseWindowTests(object):
 class ConcurrentReleaseTests(ReleaseWindowTests):
     """What needs a second writer during an allocation: not SQLite."""
 
-    def test_a_read_older_than_the_release_frees_nothing(self):
-        # Found by the model check (tools/model/cidr.pml): taken is read,
-        # then another engine plugs its subnet and releases its network,
-        # and the grace period passes, all before this engine frees
-        # released rows with that read.
-        other = self.make_driver(release_grace=GRACE, **POOL)
+    def release_during_the_read(self, grace, later=0):
+        """Allocate while another engine plugs and releases its network.
+
+        The pool is full but for that network, whose subnet is plugged and
+        released after this allocation read ``taken``; the clock then
+        moves ``later`` seconds on, still inside the allocation.
+
+        :returns: that network's CIDR, which must stay held.
+        """
+        self.driver = self.make_driver(release_grace=grace, **POOL)
+        other = self.make_driver(release_grace=grace, **POOL)
         late = other.allocate("net-1", scope=SCOPE)
         for i in range(2, 5):
             self.deploy("net-%d" % i)
@@ -181,35 +186,28 @@ class ConcurrentReleaseTests(ReleaseWindowTests):
             seen = self.router.cidrs(SCOPE)
             self.router.add_interface(SCOPE, "net-1", late)
             self.assertTrue(other.release("net-1"))
-            self.later(2 * GRACE)
+            self.later(later)
             return seen
 
         self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
                           "net-5", scope=SCOPE, taken=read_then_release)
         self.assertEqual([late], [a.cidr for a in
                                   self.driver.list_released()])
+        return late
+
+    def test_a_read_older_than_the_release_frees_nothing(self):
+        # Found by the model check (tools/model/cidr.pml): taken is read,
+        # then another engine plugs its subnet and releases its network,
+        # and the grace period passes, all before this engine frees
+        # released rows with that read.
+        self.release_during_the_read(GRACE, later=2 * GRACE)
 
     def test_a_release_after_the_read_in_its_second_is_not_freed(self):
         # With no grace period, a release made after this allocation read
         # taken, within the same second, is not freed by that read: the
         # cutoff (the allocation's start) is strictly after a freed row's
         # release.
-        self.driver = self.make_driver(release_grace=0, **POOL)
-        other = self.make_driver(release_grace=0, **POOL)
-        late = other.allocate("net-1", scope=SCOPE)
-        for i in range(2, 5):
-            self.deploy("net-%d" % i)
-
-        def read_then_release():
-            seen = self.router.cidrs(SCOPE)
-            self.router.add_interface(SCOPE, "net-1", late)
-            self.assertTrue(other.release("net-1"))
-            return seen
-
-        self.assertRaises(exceptions.PoolExhausted, self.driver.allocate,
-                          "net-5", scope=SCOPE, taken=read_then_release)
-        self.assertEqual([late], [a.cidr for a in
-                                  self.driver.list_released()])
+        late = self.release_during_the_read(0)
         # A second on, an allocation that sees the subnet still keeps it;
         # once it is off the router, it is handed out.
         self.later(1)

@@ -94,13 +94,8 @@ class TestQuietOutput(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        db = self.use_database("sqlite", sync=True)
-        self.conf_file = os.path.join(self.state_path, "murano-cidr.conf")
-        with open(self.conf_file, "w") as f:
-            f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
-                    "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n"
-                    "[cidr_allocator_database]\nconnection = %s\n"
-                    % (self.state_path, db.url))
+        self.conf_file = self.db_config_file(
+            self.use_database("sqlite", sync=True))
 
     def cidr(self, *args):
         return self.run_main(cli.main, "--config-file", self.conf_file, *args)

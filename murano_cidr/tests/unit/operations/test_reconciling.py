@@ -223,14 +223,9 @@ class TestReconcileCommand(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        db = self.use_database("sqlite", sync=True)
-        self.conf_file = os.path.join(self.state_path, "murano-cidr.conf")
-        with open(self.conf_file, "w") as f:
-            f.write("[cidr_allocator]\ndriver = db\nstate_path = %s\n"
-                    "pool_cidrs = 10.0.0.0/22\nsubnet_prefixlen = 24\n"
-                    "release_grace = 3600\n"
-                    "[cidr_allocator_database]\nconnection = %s\n"
-                    % (self.state_path, db.url))
+        self.conf_file = self.db_config_file(
+            self.use_database("sqlite", sync=True),
+            extra="release_grace = 3600\n")
         self.subnets = os.path.join(self.state_path, "subnets.json")
         with open(self.subnets, "w") as f:
             json.dump([], f)
