@@ -64,7 +64,7 @@ database_opts = [
                "idle_in_transaction_session_timeout=15000. For MySQL and "
                "MariaDB (PyMySQL): charset=utf8mb4, connect_timeout=5, "
                "read_timeout=20, write_timeout=20, init_command=SET SESSION "
-               "innodb_lock_wait_timeout = 15 (and, on MariaDB, "
+               "innodb_lock_wait_timeout = 18 (and, on MariaDB, "
                "idle_transaction_timeout = 15). See the administrator "
                "guide's 'Timeouts and partitions'.")),
     cfg.BoolOpt(

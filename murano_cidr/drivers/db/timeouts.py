@@ -55,9 +55,12 @@ PG_IDLE_IN_TRANSACTION_TIMEOUT = 15000
 MYSQL_CONNECT_TIMEOUT = 5
 #: PyMySQL / mysqlclient: seconds one read or write may block.
 MYSQL_IO_TIMEOUT = 20
-#: Server side: seconds a statement may wait for a row lock (less than the
-#: read timeout, so the server answers first).
-MYSQL_LOCK_WAIT_TIMEOUT = 15
+#: Server side: seconds a statement may wait for a row lock: less than the
+#: read timeout, so the server answers first, and more than MariaDB's
+#: idle-transaction timeout, so that a call queued behind an engine cut
+#: off while holding the scope's lock gets it when the server ends that
+#: engine's transaction, instead of failing at the same moment.
+MYSQL_LOCK_WAIT_TIMEOUT = 18
 #: Server side (MariaDB 10.3 and later only): seconds a transaction may
 #: wait for its client before the server ends it and frees its locks.
 MARIADB_IDLE_TRANSACTION_TIMEOUT = 15

@@ -64,7 +64,7 @@ class TestParameters(DatabaseTestCase):
                          {k: query[k] for k in ("charset", "connect_timeout",
                                                 "read_timeout",
                                                 "write_timeout")})
-        self.assertIn("innodb_lock_wait_timeout = 15", query["init_command"])
+        self.assertIn("innodb_lock_wait_timeout = 18", query["init_command"])
 
     def test_postgresql_defaults_and_the_operator_wins(self):
         query = self.query(PG_DOWN, connection_parameters=(
