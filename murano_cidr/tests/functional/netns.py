@@ -268,7 +268,7 @@ class ServerHost(fixtures.Fixture):
         self._reaper = subprocess.Popen(
             [sys.executable, "-m", "murano_cidr.tests.functional."
              "netns_reaper", self._tag], stdin=subprocess.PIPE,
-            start_new_session=True)
+            stdout=subprocess.DEVNULL, start_new_session=True)
         self.addCleanup(self._stop_reaper)
         self.addCleanup(self._delete_namespaces)
         self.addCleanup(self._kill_processes)
