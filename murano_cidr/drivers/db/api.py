@@ -28,7 +28,6 @@ import threading
 import time
 import warnings
 
-from oslo_concurrency import lockutils
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
@@ -41,6 +40,7 @@ from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_faults
+from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -51,10 +51,6 @@ LOG = logging.getLogger(__name__)
 #: jitter) up to :data:`MAX_RETRY_INTERVAL`.
 RETRY_INTERVAL = 0.01
 MAX_RETRY_INTERVAL = 0.5
-
-#: The prefix of the in-process lock that lets one SQLite writer at a time
-#: in (see :meth:`Database.write`); the database's URL follows it.
-SQLITE_WRITER_LOCK = "murano-cidr-sqlite-writer:"
 
 
 @enginefacade.transaction_context_provider
@@ -337,51 +333,15 @@ class Database(object):
     def _one_writer(self):
         """Return what a write transaction holds while it runs.
 
-        SQLite lets one writer at a time in, and makes the others wait in
-        its C library (up to the driver's busy timeout, 5 s) without
-        releasing the interpreter to anything else. In an engine
-        monkey-patched by eventlet, where the picks of parallel deployments
-        are green threads of one process, that wait blocks every green
-        thread, including the writer it waits for, until the timeout
-        fails it with "database is locked". So on SQLite a write
-        transaction first takes this process's lock of the database file:
-        oslo.concurrency's internal lock, a semaphore of the ``threading``
-        module, which eventlet's monkey-patching makes green. A green
-        thread that waits for it yields to the others, and a transaction
-        never meets another writer of its own process inside SQLite; only
-        other processes' writers are left to SQLite's busy timeout. The
-        lock is looked up on every transaction, so it is green even in a
-        process that built its allocator before it was monkey-patched.
-        (Running the transaction off the hub, in ``eventlet.tpool``, would
-        not do: the transaction calls ``taken``, the engine's green Neutron
-        read, which cannot run in a pool thread.)
-
-        The wait for the lock is bounded by ``call_timeout``: a
-        transaction that hangs while holding it (a ``taken`` that never
-        answers) fails the writers queued behind it with
-        ``DatabaseUnavailable`` instead of keeping them for as long.
-
-        Other databases get a no-op: their writers wait for each other in
-        the server, on a socket that eventlet makes green.
+        On SQLite, this process's turn to write the file (see
+        :mod:`~murano_cidr.drivers.db.sqlite_writer`); other databases get
+        a no-op, their writers waiting for each other in the server.
 
         :returns: a context manager.
         """
         if self.backend != "sqlite":
             return contextlib.nullcontext()
-        return self._sqlite_writer_turn()
-
-    @contextlib.contextmanager
-    def _sqlite_writer_turn(self):
-        lock = lockutils.internal_lock(SQLITE_WRITER_LOCK + self.url)
-        if not lock.acquire(timeout=self.call_timeout):
-            raise exceptions.DatabaseUnavailable(
-                url=self.safe_url, reason="another writer of this process "
-                "held the SQLite file for more than %d s ([%s] "
-                "call_timeout)" % (self.call_timeout, db_options.GROUP))
-        try:
-            yield
-        finally:
-            lock.release()
+        return sqlite_writer.turn(self.url, self.safe_url, self.call_timeout)
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.

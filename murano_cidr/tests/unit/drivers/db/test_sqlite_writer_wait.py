@@ -13,7 +13,7 @@
 """A writer queued behind a hung SQLite transaction of its process ends.
 
 The SQLite writers of one process take turns on an in-process lock (see
-``Database._one_writer``). A transaction whose ``taken`` never answers (a
+``sqlite_writer.turn``). A transaction whose ``taken`` never answers (a
 Neutron read that hangs) holds it; the next writer must not wait for it
 for ever: it fails with ``DatabaseUnavailable`` once ``call_timeout`` has
 passed. Before this bound it waited as long as the hung transaction did.

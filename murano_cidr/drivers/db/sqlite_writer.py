@@ -1,0 +1,76 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The turns SQLite writers of one process take on the database file.
+
+SQLite lets one writer at a time in, and makes the others wait in its C
+library (up to the driver's busy timeout, 5 s) without releasing the
+interpreter to anything else. In an engine monkey-patched by eventlet,
+where the picks of parallel deployments are green threads of one process,
+that wait blocks every green thread, including the writer it waits for,
+until the timeout fails it with "database is locked". So on SQLite a write
+transaction first takes this process's lock of the database file
+(:func:`turn`): oslo.concurrency's internal lock, a semaphore of the
+``threading`` module, which eventlet's monkey-patching makes green. A green
+thread that waits for it yields to the others, and a transaction never
+meets another writer of its own process inside SQLite; only other
+processes' writers are left to SQLite's busy timeout. The lock is looked up
+on every transaction, so it is green even in a process that built its
+allocator before it was monkey-patched. (Running the transaction off the
+hub, in ``eventlet.tpool``, would not do: the transaction calls ``taken``,
+the engine's green Neutron read, which cannot run in a pool thread.)
+
+The wait for the lock is bounded by ``call_timeout``: a transaction that
+hangs while holding it (a ``taken`` that never answers) fails the writers
+queued behind it with ``DatabaseUnavailable`` instead of keeping them for
+as long.
+
+Other databases need no turns: their writers wait for each other in the
+server, on a socket that eventlet makes green.
+"""
+
+import contextlib
+
+from oslo_concurrency import lockutils
+from oslo_log import log as logging
+
+from murano_cidr.drivers.db import options as db_options
+from murano_cidr import exceptions
+
+LOG = logging.getLogger(__name__)
+
+#: The prefix of the in-process lock that lets one SQLite writer at a time
+#: in; the database's URL follows it.
+SQLITE_WRITER_LOCK = "murano-cidr-sqlite-writer:"
+
+
+@contextlib.contextmanager
+def turn(url, safe_url, call_timeout):
+    """Hold this process's turn to write the SQLite file of ``url``.
+
+    :param url: the database's URL, which names the lock.
+    :param safe_url: the URL without its password, for the message.
+    :param call_timeout: how long to wait for the turn, in seconds
+        (``[cidr_allocator_database] call_timeout``).
+    :raises murano_cidr.exceptions.DatabaseUnavailable: if another writer
+        of this process held the file for longer.
+    """
+    lock = lockutils.internal_lock(SQLITE_WRITER_LOCK + url)
+    if not lock.acquire(timeout=call_timeout):
+        raise exceptions.DatabaseUnavailable(
+            url=safe_url, reason="another writer of this process "
+            "held the SQLite file for more than %d s ([%s] "
+            "call_timeout)" % (call_timeout, db_options.GROUP))
+    try:
+        yield
+    finally:
+        lock.release()
