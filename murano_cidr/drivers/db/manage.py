@@ -27,6 +27,7 @@ without tables, creating nothing.
 
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr import messages
 
 
@@ -34,7 +35,7 @@ def _describe(conf, revision):
     url = messages.safe_url(connection.connection_url(conf))
     if revision is None:
         return "%s has no murano-cidr tables" % url
-    head = migration.head_revision()
+    head = revisions.head_revision()
     return "%s is at revision %s%s" % (
         url, revision, " (head)" if revision == head else
         " (head is %s)" % head)

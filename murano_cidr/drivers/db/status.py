@@ -16,6 +16,7 @@ from oslo_upgradecheck import upgradecheck
 
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -39,22 +40,22 @@ def check_database(conf):
         current, tables = migration.current_schema(conf)
     except (exceptions.BackendUnavailable, exceptions.InvalidConfig) as e:
         return upgradecheck.Result(FAILURE, "%s." % messages.clause(e))
-    head = migration.head_revision()
-    state = migration.schema_state(current, tables)
-    if state is migration.SchemaState.UNRECORDED:
+    head = revisions.head_revision()
+    state = revisions.schema_state(current, tables)
+    if state is revisions.SchemaState.UNRECORDED:
         # NOTE: the words of db sync and of the driver, which refuse it.
         return upgradecheck.Result(
-            FAILURE, "%s." % messages.clause(migration.unrecorded(url,
+            FAILURE, "%s." % messages.clause(revisions.unrecorded(url,
                                                                   tables)))
-    if state is migration.SchemaState.MISSING:
+    if state is revisions.SchemaState.MISSING:
         return upgradecheck.Result(
             FAILURE, "The allocation database %s has no murano-cidr "
             "tables; %s." % (url, _SYNC))
-    if state is migration.SchemaState.CURRENT:
+    if state is revisions.SchemaState.CURRENT:
         return upgradecheck.Result(
             SUCCESS, "The allocation database %s is at the head revision "
             "%s." % (url, head))
-    if state is migration.SchemaState.OLDER:
+    if state is revisions.SchemaState.OLDER:
         return upgradecheck.Result(
             FAILURE, "The allocation database %s is at revision %s, this "
             "code needs %s; %s." % (url, current, head, _SYNC))

@@ -30,7 +30,7 @@ import tarfile
 import venv
 
 import murano_cidr
-from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr.tests import base
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(
@@ -121,5 +121,5 @@ class InstallWithoutGitTestCase(base.TestCase):
         self.assertEqual(0, synced.returncode, synced.stderr)
         version = self._run(manage, "--config-file", conf, "db", "version")
         self.assertEqual(0, version.returncode, version.stderr)
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          version.stdout.strip())

@@ -20,16 +20,16 @@ service's.
 
 from alembic import context
 
-from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import models
+from murano_cidr.drivers.db import revisions
 
 config = context.config
 
 
 def _configure(**kwargs):
     context.configure(target_metadata=models.BASE.metadata,
-                      version_table=migration.VERSION_TABLE,
-                      include_object=migration.include_object,
+                      version_table=revisions.VERSION_TABLE,
+                      include_object=revisions.include_object,
                       **kwargs)
 
 

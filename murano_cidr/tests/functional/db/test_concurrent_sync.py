@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from murano_cidr.cmd import manage
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr.drivers.db import synclock
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
@@ -61,11 +62,11 @@ class ConcurrentSyncTests(object):
             outcomes = self.run_workers(
                 sync_worker, [(conf_file,)] * self.processes)
             self.assertEqual([(0, "")] * self.processes, outcomes)
-            self.assertEqual(migration.head_revision(),
+            self.assertEqual(revisions.head_revision(),
                              migration.revision_of_engine(self.engine))
             with self.engine.connect() as conn:
                 self.assertEqual(1, conn.execute(sa.text(
-                    "SELECT COUNT(*) FROM %s" % migration.VERSION_TABLE)
+                    "SELECT COUNT(*) FROM %s" % revisions.VERSION_TABLE)
                 ).scalar())
         driver = self.make_driver()
         self.assertTrue(driver.allocate("net-1", scope="r"))
@@ -82,7 +83,7 @@ class ConcurrentSyncTests(object):
                       "than 1 seconds; nothing was changed", str(e))
         self.assertIsNone(migration.revision_of_engine(self.engine))
         migration.upgrade(self.conf)
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.revision_of_engine(self.engine))
 
 

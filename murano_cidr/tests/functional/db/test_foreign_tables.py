@@ -26,6 +26,7 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
 
@@ -49,7 +50,7 @@ class ForeignTableTests(object):
                               self.conf)
         self.assertIn("murano_cidr_scopes", str(e))
         self.assertEqual(before, self.tables())
-        self.assertNotIn(migration.VERSION_TABLE, self.tables())
+        self.assertNotIn(revisions.VERSION_TABLE, self.tables())
         with self.engine.connect() as conn:
             self.assertEqual(["theirs"], conn.execute(sa.text(
                 "SELECT name FROM murano_cidr_scopes")).scalars().all())
@@ -58,7 +59,7 @@ class ForeignTableTests(object):
         with self.engine.begin() as conn:
             conn.execute(sa.text("CREATE TABLE %s (version_num "
                                  "VARCHAR(32) NOT NULL)"
-                                 % migration.VERSION_TABLE))
+                                 % revisions.VERSION_TABLE))
         before = self.tables()
         self.assertRaises(exceptions.ForeignTables, migration.upgrade,
                           self.conf)
@@ -78,7 +79,7 @@ class ForeignTableTests(object):
         self.assertEqual(1, len(lines), result.stderr)
         self.assertIn("murano-cidr-manage: error:", lines[0])
         self.assertIn("murano_cidr_scopes", lines[0])
-        self.assertNotIn(migration.VERSION_TABLE, self.tables())
+        self.assertNotIn(revisions.VERSION_TABLE, self.tables())
 
 
 class TestSqlite(base.SqliteBackend, ForeignTableTests, base.DbTestCase):

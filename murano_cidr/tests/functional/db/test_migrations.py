@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import models
+from murano_cidr.drivers.db import revisions
 from murano_cidr.tests.functional.db import base
 
 
@@ -28,16 +29,16 @@ class MigrationTests(object):
     def test_walk_every_revision_from_empty(self):
         self.assertIsNone(migration.revision_of_engine(self.engine))
         script = alembic_script.ScriptDirectory.from_config(
-            migration.alembic_configuration())
-        revisions = list(reversed(list(script.walk_revisions())))
-        for revision in revisions:
+            revisions.alembic_configuration())
+        walk = list(reversed(list(script.walk_revisions())))
+        for revision in walk:
             migration.upgrade_engine(self.engine, revision.revision)
             self.assertEqual(revision.revision,
                              migration.revision_of_engine(self.engine))
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.revision_of_engine(self.engine))
         tables = set(sa.inspect(self.engine).get_table_names())
-        self.assertIn(migration.VERSION_TABLE, tables)
+        self.assertIn(revisions.VERSION_TABLE, tables)
         self.assertNotIn("alembic_version", tables)
         # Upgrading again is harmless.
         migration.upgrade_engine(self.engine)
@@ -66,7 +67,7 @@ class MigrationTests(object):
 
     def test_sync_through_the_configuration(self):
         migration.upgrade(self.conf)
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.current_revision(self.conf))
         driver = self.make_driver()
         self.assertIn(driver.allocate("net-1", scope="r"),
@@ -85,7 +86,7 @@ class ModelsSync(test_migrations.ModelsMigrationsSync):
         migration.upgrade_engine(engine)
 
     def include_object(self, object_, name, type_, reflected, compare_to):
-        return migration.include_object(object_, name, type_, reflected,
+        return revisions.include_object(object_, name, type_, reflected,
                                         compare_to)
 
 
@@ -104,7 +105,7 @@ class TestMySQL(base.MySQLBackend, MigrationTests, base.DbTestCase):
                 "AND table_name LIKE 'murano_cidr_%'")).fetchall()
         self.assertEqual(3, len(rows))
         for name, collation in rows:
-            if name != migration.VERSION_TABLE:
+            if name != revisions.VERSION_TABLE:
                 self.assertEqual("utf8mb4_bin", collation, name)
 
 

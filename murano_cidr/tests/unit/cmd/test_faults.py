@@ -25,6 +25,7 @@ from murano_cidr.cmd import common
 from murano_cidr.cmd import manage
 from murano_cidr.cmd import status
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import pruning
@@ -137,7 +138,7 @@ class TestDatabaseFaults(FaultTestCase):
         migration.upgrade_engine(engine)
         with engine.begin() as conn:
             conn.execute(sa.text("UPDATE %s SET version_num = 'f00dcafe0000'"
-                                 % migration.VERSION_TABLE))
+                                 % revisions.VERSION_TABLE))
         for args in (["db", "sync"], ["db", "stamp", "head"]):
             code, out, err = self.run_main(
                 manage.main, "--config-file", self.conf_file, *args)
@@ -146,4 +147,4 @@ class TestDatabaseFaults(FaultTestCase):
         self.assertRaises(exceptions.UnknownRevision, migration.upgrade_engine,
                           engine)
         with engine.connect() as conn:
-            self.assertEqual("f00dcafe0000", migration.revision_of(conn))
+            self.assertEqual("f00dcafe0000", revisions.revision_of(conn))

@@ -20,7 +20,7 @@ import fixtures
 from oslo_upgradecheck import upgradecheck
 
 from murano_cidr.cmd import status
-from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr.tests import base
 
 SUCCESS = upgradecheck.Code.SUCCESS
@@ -83,7 +83,7 @@ class TestChecks(base.TestCase):
         return self.checks.run("Database")
 
     def test_database_revisions(self):
-        head = migration.head_revision()
+        head = revisions.head_revision()
         self.assertResult(SUCCESS, "at the head revision %s" % head,
                           self._revision(head))
         self.assertResult(FAILURE, "has no murano-cidr tables; run "
@@ -93,7 +93,7 @@ class TestChecks(base.TestCase):
                           "a CIDR fails with DatabaseNotSynced",
                           self._revision(None))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.migration.known_revisions",
+            "murano_cidr.drivers.db.revisions.known_revisions",
             return_value={head, "older"}))
         self.assertResult(FAILURE, "is at revision older, this code needs "
                           "%s; run" % head, self._revision("older"))

@@ -21,6 +21,7 @@ from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
 from murano_cidr.cmd import status
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr.tests import base
@@ -39,12 +40,12 @@ class TestMigration(base.TestCase):
     def test_upgrade_from_empty_to_head(self):
         self.assertIsNone(migration.current_revision(self.conf))
         migration.upgrade(self.conf)
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.current_revision(self.conf))
         self.assertEqual({"murano_cidr_allocations", "murano_cidr_scopes",
-                          migration.VERSION_TABLE}, self.tables())
+                          revisions.VERSION_TABLE}, self.tables())
         migration.upgrade(self.conf)
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.current_revision(self.conf))
 
     def test_shares_a_database_with_another_service(self):
@@ -60,7 +61,7 @@ class TestMigration(base.TestCase):
             self.assertEqual("theirs", conn.execute(sa.text(
                 "SELECT version_num FROM alembic_version")).scalar())
         self.assertIn("instances", self.tables())
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.current_revision(self.conf))
 
     def test_stamp_and_unknown_revisions(self):
@@ -72,9 +73,9 @@ class TestMigration(base.TestCase):
         self.assertIsNone(migration.current_revision(self.conf))
         migration.upgrade(self.conf)
         with self.engine.begin() as conn:
-            conn.execute(sa.text("DELETE FROM %s" % migration.VERSION_TABLE))
+            conn.execute(sa.text("DELETE FROM %s" % revisions.VERSION_TABLE))
         migration.stamp(self.conf, "head")
-        self.assertEqual(migration.head_revision(),
+        self.assertEqual(revisions.head_revision(),
                          migration.current_revision(self.conf))
         self.assertRaises(exceptions.InvalidArgument, migration.stamp,
                           self.conf, "nope")
@@ -82,20 +83,20 @@ class TestMigration(base.TestCase):
                           self.conf, "nope")
 
     def test_check_revision(self):
-        head = migration.head_revision()
-        migration.check_revision(head)
+        head = revisions.head_revision()
+        revisions.check_revision(head)
         self.assertRaises(exceptions.DatabaseNotSynced,
-                          migration.check_revision, None)
+                          revisions.check_revision, None)
         # A revision this code does not know is a newer schema: accepted.
-        migration.check_revision("0123456789ab")
+        revisions.check_revision("0123456789ab")
 
     def test_include_object_sees_our_tables_only(self):
-        self.assertTrue(migration.include_object(
+        self.assertTrue(revisions.include_object(
             None, "murano_cidr_scopes", "table", True, None))
-        self.assertFalse(migration.include_object(
+        self.assertFalse(revisions.include_object(
             None, "instances", "table", True, None))
-        self.assertFalse(migration.include_object(
-            None, migration.VERSION_TABLE, "table", True, None))
+        self.assertFalse(revisions.include_object(
+            None, revisions.VERSION_TABLE, "table", True, None))
 
     def test_unreachable_database(self):
         self.config_fixture.config(
@@ -130,11 +131,11 @@ class TestManage(ManageTestCase):
         self.assertEqual((0, "None\n"), (code, out))
         code, out, err = self.manage("db", "sync")
         self.assertEqual(0, code)
-        self.assertIn(migration.head_revision() + " (head)", out)
+        self.assertIn(revisions.head_revision() + " (head)", out)
         self.assertIn(os.path.join(self.state_path, "murano-cidr.sqlite"),
                       out)
         code, out, err = self.manage("db", "version")
-        self.assertEqual((0, migration.head_revision() + "\n"), (code, out))
+        self.assertEqual((0, revisions.head_revision() + "\n"), (code, out))
         code, out, err = self.manage("db", "stamp", "head")
         self.assertEqual(0, code)
 
@@ -176,7 +177,7 @@ class TestSchemaTools(ManageTestCase):
         return out
 
     def test_stamp_base_and_sync_base_are_refused(self):
-        head = migration.head_revision()
+        head = revisions.head_revision()
         before = self.listed()
         self.assertIn("net-1", before)
         code, out, err = self.manage("db", "stamp", "base")
@@ -197,7 +198,7 @@ class TestSchemaTools(ManageTestCase):
             "sqlite:///" + os.path.join(self.state_path, "murano-cidr.sqlite"))
         self.addCleanup(engine.dispose)
         with engine.begin() as conn:
-            conn.execute(sa.text("DELETE FROM %s" % migration.VERSION_TABLE))
+            conn.execute(sa.text("DELETE FROM %s" % revisions.VERSION_TABLE))
         way_out = "record it with 'murano-cidr-manage --config-file <file> " \
             "db stamp head'"
         tables = "murano_cidr_allocations, murano_cidr_scopes"
