@@ -458,7 +458,7 @@ proctype DbEngine(byte e) {
             read_taken(e, seen)
         };
         atomic {
-            /* _read_summary: releasing.freeable, releasing.free_rows */
+            /* placing.read_summary: releasing.freeable, releasing.free_rows */
             used = 0;
             i = 0;
             do

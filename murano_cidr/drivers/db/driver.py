@@ -28,9 +28,9 @@ How an allocation is decided, in one transaction of two statements:
    and inserted by an ``INSERT ... SELECT`` that inserts nothing if the
    owner already holds a CIDR or a row of the scope overlaps the candidate
    (index lookups: the rows starting inside it, and each possible start
-   of a CIDR containing it). The unique owner and the unique (scope, IP
-   version, first address) turn any race that slipped through into a
-   duplicate key.
+   of a CIDR containing it; :mod:`murano_cidr.drivers.db.placing`). The
+   unique owner and the unique (scope, IP version, first address) turn
+   any race that slipped through into a duplicate key.
 
 When nothing was inserted, one more statement reads whether the owner
 holds a CIDR (then it is returned: allocation is idempotent) and the
@@ -55,9 +55,7 @@ times, with a growing, randomised pause), then fail with
 """
 
 import datetime
-import secrets
 
-from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from murano_cidr import allocation as allocation_mod
@@ -70,27 +68,16 @@ from murano_cidr.drivers.db import importing as db_importing
 from murano_cidr.drivers.db import manage as db_manage
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as db_options
+from murano_cidr.drivers.db import placing
 from murano_cidr.drivers.db import queries
 from murano_cidr.drivers.db import releasing
 from murano_cidr.drivers.db import search
 from murano_cidr.drivers.db import status as db_status
 from murano_cidr import exceptions
-from murano_cidr import messages
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
-
-# NOTE: the operating system's randomness, so forked engines never share a
-# seed and never start their searches at the same place.
-_RANDOM = secrets.SystemRandom()
-
-
-def _bad_value(owner, scope, error):
-    return exceptions.InvalidArgument(
-        name="owner or scope", value=owner if scope is None else
-        "%s (scope %s)" % (owner, scope),
-        reason="the database cannot store it (%s)" % messages.one_line(error))
 
 
 class DbDriver(base.AllocatorDriver):
@@ -220,76 +207,17 @@ class DbDriver(base.AllocatorDriver):
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
         taken_map = pool.free_map(taken_set)
         if scope is None:
-            index = None
-            if taken_map.free:
-                index = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
-            cidr = self._insert(conn, owner, scope, pool, index)
+            cidr = placing.insert_unscoped(conn, owner, pool, taken_map)
         else:
-            cidr = self._search(conn, owner, scope, pool, taken_set,
-                                taken_map, cutoff)
+            cidr = placing.insert_in_scope(conn, self._summaries, owner,
+                                           scope, pool, taken_set,
+                                           taken_map, cutoff)
         if cidr is not None:
             return cidr, True
         row = queries.get(conn, owner)
         if row is not None:
             return self._held(row, owner, scope, pool.version), False
         raise self._exhausted(conn, pool, scope, taken_set)
-
-    def _insert(self, conn, owner, scope, pool, index):
-        """Insert candidate ``index`` unless forbidden; its CIDR or None."""
-        if index is None:
-            return None
-        network = pool[index]
-        try:
-            inserted = queries.insert_if_free(conn, queries.row_values(
-                owner, scope, pool.version, network, False,
-                queries.utcnow()))
-        except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
-            raise _bad_value(owner, scope, e)
-        return str(network) if inserted else None
-
-    def _search(self, conn, owner, scope, pool, taken_set, taken_map,
-                cutoff):
-        """Insert a free candidate of a named scope; see :mod:`.search`.
-
-        :returns: the CIDR inserted, or None if the owner holds a CIDR or
-            no candidate is free.
-        """
-        summary = self._summaries.get(scope, pool)
-        complete = summary is None
-        if complete:
-            summary = self._read_summary(conn, pool, scope, taken_set,
-                                         cutoff)
-        misses = 0
-        while True:
-            index = summary.pick(taken_map, _RANDOM)
-            if index is None:
-                if complete or not taken_map.free:
-                    return None
-                summary = self._read_summary(conn, pool, scope, taken_set,
-                                             cutoff)
-                complete = True
-                continue
-            cidr = self._insert(conn, owner, scope, pool, index)
-            if cidr is not None:
-                summary.block(index)
-                return cidr
-            # The owner holds a CIDR, or the candidate is used.
-            lo, hi = search.window(pool, index)
-            rows, held = queries.read_window(
-                conn, scope, pool.version, pool.first_address(lo),
-                pool[hi].last, owner=owner)
-            if held:
-                return None
-            summary.learn(lo, hi, taken_mod.TakenSet(
-                pool.version, [(int(r.range_first, 16),
-                                int(r.range_last, 16)) for r in rows]))
-            # Whatever the rows said, this candidate is not drawn again.
-            summary.block(index)
-            misses += 1
-            if misses >= search.MAX_MISSES and not complete:
-                summary = self._read_summary(conn, pool, scope, taken_set,
-                                             cutoff)
-                complete = True
 
     def _held(self, row, owner, scope, ip_version):
         if row.scope != scope or row.ip_version != ip_version:
@@ -298,37 +226,11 @@ class DbDriver(base.AllocatorDriver):
                 scope=row.scope if row.scope is not None else "(none)")
         return row.cidr
 
-    def _read_summary(self, conn, pool, scope, taken_set, cutoff):
-        """Read the scope's rows in full; free the released rows that may be.
-
-        Called with the scope's lock held and ``taken`` read after it.
-        """
-        rows = [r for network in pool.networks
-                for r in queries.held_between(conn, scope, pool.version,
-                                              network.first, network.last)]
-        freeable = releasing.freeable(rows, cutoff, taken_set)
-        if freeable:
-            releasing.free_rows(conn, scope, pool.version, freeable)
-        summary = search.Summary(pool, taken_mod.TakenSet(
-            pool.version, [(int(r.range_first, 16), int(r.range_last, 16))
-                           for r in rows if r.range_first not in freeable]))
-        self._summaries.put(scope, summary)
-        return summary
-
-    def _held_in_pool(self, conn, pool, scope):
-        intervals = []
-        for network in pool.networks:
-            intervals.extend(
-                (int(r.range_first, 16), int(r.range_last, 16))
-                for r in queries.held_between(conn, scope, pool.version,
-                                              network.first, network.last))
-        return taken_mod.TakenSet(pool.version, intervals)
-
     def _exhausted(self, conn, pool, scope, taken_set):
         if scope is None:
             held = taken_mod.TakenSet(pool.version)
         else:
-            held = self._held_in_pool(conn, pool, scope)
+            held = placing.held_in_pool(conn, pool, scope)
         return self.exhausted(pool, scope,
                               pool.free_map(taken_set.union(held)),
                               pool.free_map(held))
@@ -387,7 +289,7 @@ class DbDriver(base.AllocatorDriver):
 
         def read(conn):
             return (queries.count(conn, scope, pool.version),
-                    self._held_in_pool(conn, pool, scope),
+                    placing.held_in_pool(conn, pool, scope),
                     releasing.count_released(conn, scope, pool.version))
 
         allocations, held, released = self.database.read(read)
