@@ -54,18 +54,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 
 import fixtures
-import netaddr
-from oslo_concurrency import lockutils
 
-#: Where the test links' /30s are taken from (RFC 2544's benchmarking
-#: range: never routed, normally unused on a machine).
-LINK_RANGE = netaddr.IPNetwork("198.18.0.0/15")
-
-#: Every namespace and interface name of these fixtures starts with it.
-PREFIX = "mcidr"
+from murano_cidr.tests.functional import netns_plumbing
 
 #: Seconds a killed server gets between SIGTERM and SIGKILL.
 STOP_TIMEOUT = 10
@@ -115,97 +107,6 @@ def enter(name):
         os.close(fd)
 
 
-def _run(*argv):
-    """Run a command; raise with its output if it fails."""
-    result = subprocess.run(argv, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT,
-                            universal_newlines=True, timeout=30)
-    if result.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (
-            " ".join(argv), result.returncode, result.stdout.strip()))
-    return result.stdout
-
-
-def _delete(name):
-    """Kill what runs in namespace ``name`` and delete it.
-
-    :returns: None, or why it could not be deleted.
-    """
-    # A worker that entered a client namespace is killed too, so the
-    # namespace really goes away.
-    result = subprocess.run(["ip", "netns", "pids", name],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            universal_newlines=True)
-    for pid in result.stdout.split():
-        if int(pid) != os.getpid():
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except OSError:
-                pass
-    try:
-        _run("ip", "netns", "del", name)
-    except RuntimeError as e:
-        return str(e)
-    return None
-
-
-def _sweep():
-    """Delete the namespaces of test processes that were killed.
-
-    A test process killed with SIGKILL runs no cleanup; its namespaces
-    carry its process id (``mcidr-PID-...``).
-    """
-    for line in _run("ip", "netns", "list").splitlines():
-        name = (line.split() or [""])[0]
-        parts = name.split("-")
-        if len(parts) < 3 or parts[0] != PREFIX or not parts[1].isdigit():
-            continue
-        if not os.path.exists("/proc/%s" % parts[1]):
-            _delete(name)
-
-
-def delete_tagged(tag):
-    """Delete every namespace named ``tag-...``, and what runs in it."""
-    for line in _run("ip", "netns", "list").splitlines():
-        name = (line.split() or [""])[0]
-        if name.startswith(tag + "-"):
-            _delete(name)
-
-
-def _used_networks():
-    """Every IPv4 network the machine's addresses and routes cover."""
-    used = []
-    lines = (_run("ip", "-o", "-4", "addr", "show").splitlines()
-             + _run("ip", "-4", "route", "show", "table", "all").splitlines())
-    for line in lines:
-        for word in line.split():
-            try:
-                net = netaddr.IPNetwork(word)
-            except (netaddr.AddrFormatError, ValueError, TypeError):
-                continue
-            if net.version == 4 and net.prefixlen > 0:
-                used.append(net)
-    return netaddr.IPSet(used)
-
-
-def _pick_link():
-    """Return a /30 of :data:`LINK_RANGE` nothing on the machine uses."""
-    used = _used_networks()
-    links = list(LINK_RANGE.subnet(30))
-    for _ in range(100):
-        link = random.choice(links)
-        if not (used & netaddr.IPSet([link])):
-            return link
-    raise RuntimeError("no free /30 in %s" % LINK_RANGE)
-
-
-def _lock():
-    # NOTE: two tests (or two engineers' runs) may create links at once;
-    # the pick and the address assignment happen under one file lock.
-    return lockutils.lock("murano-cidr-netns", external=True,
-                          lock_path=tempfile.gettempdir())
-
-
 class _Namespace(object):
     """A namespace's name and its side of a link."""
 
@@ -228,7 +129,7 @@ class _Namespace(object):
 
         :returns: its output.
         """
-        return _run(*self.command(argv))
+        return netns_plumbing.run(*self.command(argv))
 
 
 class ClientHost(_Namespace):
@@ -249,7 +150,8 @@ class ServerHost(fixtures.Fixture):
         self.clients = []
         self._namespaces = []
         self._links = 0
-        tag = "%s-%d-%04x" % (PREFIX, os.getpid(), random.getrandbits(16))
+        tag = "%s-%d-%04x" % (netns_plumbing.PREFIX, os.getpid(),
+                              random.getrandbits(16))
         self._tag = tag
         self._reaper = None
         self.name = tag + "-s"
@@ -261,8 +163,8 @@ class ServerHost(fixtures.Fixture):
         reason = missing()
         if reason:
             raise RuntimeError("network namespaces need %s" % reason)
-        with _lock():
-            _sweep()
+        with netns_plumbing.lock():
+            netns_plumbing.sweep()
         # Started first, stopped last: deletes what is left if this
         # process is killed before its cleanup.
         self._reaper = subprocess.Popen(
@@ -275,15 +177,16 @@ class ServerHost(fixtures.Fixture):
         self._add_namespace(self.name)
         self._run_in(self.name, "ip", "link", "set", "lo", "up")
         host_if, ns_if = self._interfaces()
-        with _lock():
-            link = _pick_link()
+        with netns_plumbing.lock():
+            link = netns_plumbing.pick_link()
             host_ip, ns_ip = (str(ip) for ip in link.iter_hosts())
-            _run("ip", "link", "add", host_if, "type", "veth",
-                 "peer", "name", ns_if)
+            netns_plumbing.run("ip", "link", "add", host_if, "type",
+                               "veth", "peer", "name", ns_if)
             self.addCleanup(self._delete_link, host_if)
-            _run("ip", "link", "set", ns_if, "netns", self.name)
-            _run("ip", "addr", "add", "%s/30" % host_ip, "dev", host_if)
-        _run("ip", "link", "set", host_if, "up")
+            netns_plumbing.run("ip", "link", "set", ns_if, "netns", self.name)
+            netns_plumbing.run("ip", "addr", "add", "%s/30" % host_ip,
+                               "dev", host_if)
+        netns_plumbing.run("ip", "link", "set", host_if, "up")
         self._run_in(self.name, "ip", "addr", "add", "%s/30" % ns_ip,
                      "dev", ns_if)
         self._run_in(self.name, "ip", "link", "set", ns_if, "up")
@@ -300,12 +203,12 @@ class ServerHost(fixtures.Fixture):
         return base + "a", base + "b"
 
     def _add_namespace(self, name):
-        _run("ip", "netns", "add", name)
+        netns_plumbing.run("ip", "netns", "add", name)
         self._namespaces.append(name)
 
     @staticmethod
     def _run_in(name, *argv):
-        return _run("ip", "netns", "exec", name, *argv)
+        return netns_plumbing.run("ip", "netns", "exec", name, *argv)
 
     def _kill_processes(self):
         for process in self.processes:
@@ -323,7 +226,8 @@ class ServerHost(fixtures.Fixture):
         self._reaper.wait(STOP_TIMEOUT)
 
     def _delete_namespaces(self):
-        errors = [_delete(name) for name in reversed(self._namespaces)]
+        errors = [netns_plumbing.delete(name)
+                  for name in reversed(self._namespaces)]
         self._namespaces = []
         if any(errors):
             raise RuntimeError("; ".join(e for e in errors if e))
@@ -353,7 +257,7 @@ class ServerHost(fixtures.Fixture):
         :param user: as for :meth:`command`.
         :returns: its output.
         """
-        return _run(*self.command(argv, kwargs.get("user")))
+        return netns_plumbing.run(*self.command(argv, kwargs.get("user")))
 
     def popen(self, argv, user=None, **kwargs):
         """Start a process in the server's namespace, killed at cleanup.
@@ -379,8 +283,8 @@ class ServerHost(fixtures.Fixture):
         self._add_namespace(name)
         self._run_in(name, "ip", "link", "set", "lo", "up")
         client_if, server_if = self._interfaces()
-        with _lock():
-            link = _pick_link()
+        with netns_plumbing.lock():
+            link = netns_plumbing.pick_link()
             client_ip, server_ip = (str(ip) for ip in link.iter_hosts())
             self._run_in(name, "ip", "link", "add", client_if, "type",
                          "veth", "peer", "name", server_if)

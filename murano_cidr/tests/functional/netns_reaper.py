@@ -19,8 +19,8 @@ reaper at set-up, in a session of its own, with its standard input the
 read end of a pipe whose only writer is the test process. The kernel
 closes that pipe however the test process ends; at end-of-file the reaper
 deletes every namespace whose name starts with the host's tag, killing
-what runs in them (see :func:`~.netns.delete_tagged`). After a normal
-cleanup there is nothing left for it to delete.
+what runs in them (see :func:`~.netns_plumbing.delete_tagged`). After a
+normal cleanup there is nothing left for it to delete.
 
 Run as ``python -m murano_cidr.tests.functional.netns_reaper TAG``.
 
@@ -34,7 +34,7 @@ import os
 import sys
 import threading
 
-from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import netns_plumbing
 
 
 def main(tag):
@@ -43,7 +43,7 @@ def main(tag):
     :param tag: the host's tag, ``mcidr-PID-XXXX``.
     """
     sys.stdin.buffer.read()
-    netns.delete_tagged(tag)
+    netns_plumbing.delete_tagged(tag)
 
 
 def exit_with_test():

@@ -24,6 +24,7 @@ import testtools
 
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import netns_plumbing
 from murano_cidr.tests.functional import netns_reaper
 from murano_cidr.tests.functional import slowlink
 
@@ -155,7 +156,7 @@ class SweepTest(base.TestCase):
             dead = int(f.read()) - 1
         while os.path.exists("/proc/%d" % dead):
             dead -= 1
-        stale = "%s-%d-beef-s" % (netns.PREFIX, dead)
+        stale = "%s-%d-beef-s" % (netns_plumbing.PREFIX, dead)
         subprocess.run(["ip", "netns", "add", stale], check=True)
         self.addCleanup(subprocess.run, ["ip", "netns", "del", stale],
                         stderr=subprocess.DEVNULL)
