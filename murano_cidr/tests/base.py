@@ -24,6 +24,17 @@ from murano_cidr import tests
 from murano_cidr.tests import db_fixture
 
 
+def exit_code(wait_status):
+    """The exit code of a child from its :func:`os.waitpid` status.
+
+    What :func:`os.waitstatus_to_exitcode` gives on Python 3.9 and later
+    (the floor jobs run Python 3.8): minus the signal that killed it.
+    """
+    if os.WIFSIGNALED(wait_status):
+        return -os.WTERMSIG(wait_status)
+    return os.WEXITSTATUS(wait_status)
+
+
 def services_required():
     """Tell whether a missing service must fail a test instead of skipping.
 

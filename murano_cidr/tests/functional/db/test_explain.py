@@ -139,11 +139,11 @@ class ExplainTests(object):
         return ["read_window" for s, _p in statements if "UNION ALL" in s]
 
     def explain(self, statement, parameters):
-        with self.engine.connect() as conn:
+        with self.engine.connect() as conn, conn.begin() as transaction:
             # Rolled back: PostgreSQL's EXPLAIN ANALYZE runs the statement.
             result = conn.exec_driver_sql(self.explain_sql + statement,
                                           parameters).fetchall()
-            conn.rollback()
+            transaction.rollback()
             return result
 
 

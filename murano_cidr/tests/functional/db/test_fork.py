@@ -25,6 +25,7 @@ import os
 import sqlalchemy as sa
 
 from murano_cidr.integration import murano
+from murano_cidr.tests import base as tests_base
 from murano_cidr.tests.functional.db import base
 
 
@@ -62,7 +63,7 @@ class ForkTests(object):
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        self.assertEqual(0, os.waitstatus_to_exitcode(status))
+        self.assertEqual(0, tests_base.exit_code(status))
         self.assertIs(shared, murano.shared_allocator())
         self.assertEqual(session, self.backend_session(shared.driver))
         self.assertEqual(first, shared.driver.allocate("net-1", scope="r"))

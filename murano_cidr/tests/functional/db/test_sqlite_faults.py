@@ -51,7 +51,7 @@ def _command(out_dir, name, main, argv):
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
-    result = [os.waitstatus_to_exitcode(status)]
+    result = [base.exit_code(status)]
     for path in paths:
         with open(path) as f:
             result.append(f.read())

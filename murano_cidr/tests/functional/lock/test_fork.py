@@ -71,7 +71,7 @@ class TestForkedChild(base.TestCase):
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        self.assertEqual(0, os.waitstatus_to_exitcode(status))
+        self.assertEqual(0, base.exit_code(status))
         other = self.other_engine()
         self.assertRaises(exceptions.PoolExhausted, other.allocate, "net-2",
                           scope=self.scope)
