@@ -156,14 +156,22 @@ def read_committed(engine):
     sa.event.listen(engine, "connect", on_connect)
 
 
-def _pool_args(pool):
-    # NOTE: what Pool.recreate() passes on, read the way it reads them:
-    # oslo.db builds the engine and offers no setting for the pool's
-    # pre-ping, its reset on return or SQLite's pool class, so the pool is
-    # rebuilt with the same creator, events and dialect.
-    return {"recycle": pool._recycle, "echo": pool.echo,
-            "logging_name": pool._orig_logging_name,
-            "_dispatch": pool.dispatch, "dialect": pool._dialect}
+def _rebuilt_pool(engine, **settings):
+    # NOTE: built the way Pool.recreate() builds a pool, from the old
+    # pool's creator, events and settings (private attributes: oslo.db
+    # builds the engine and offers no setting for the pool's pre-ping, its
+    # reset on return or SQLite's pool class). The one place murano-cidr
+    # reads them.
+    pool = engine.pool
+    if isinstance(pool, sa.pool.QueuePool):
+        settings.setdefault("pool_size", pool.size())
+        settings.setdefault("max_overflow", pool._max_overflow)
+        settings.setdefault("timeout", pool.timeout())
+    return sa.pool.QueuePool(
+        pool._creator, pre_ping=False, reset_on_return=None,
+        recycle=pool._recycle, echo=pool.echo,
+        logging_name=pool._orig_logging_name, _dispatch=pool.dispatch,
+        dialect=engine.dialect, **settings)
 
 
 #: Whether :func:`fewer_round_trips` rebuilds oslo.db's pool: on
@@ -210,15 +218,14 @@ def fewer_round_trips(engine):
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
     if POOL_REBUILT:
-        pool = engine.pool
+        old = engine.pool
         if engine.dialect.name == "sqlite" and isinstance(
-                pool, sa.pool.NullPool):
-            engine.pool = sa.pool.QueuePool(
-                pool._creator, pool_size=1, max_overflow=0,
-                pre_ping=False, reset_on_return=None, **_pool_args(pool))
-        elif isinstance(pool, sa.pool.QueuePool):
-            engine.pool = sa.pool.QueuePool(
-                pool._creator, pool_size=pool.size(),
-                max_overflow=pool._max_overflow, timeout=pool.timeout(),
-                pre_ping=False, reset_on_return=None, **_pool_args(pool))
+                old, sa.pool.NullPool):
+            engine.pool = _rebuilt_pool(engine, pool_size=1, max_overflow=0)
+        elif isinstance(old, sa.pool.QueuePool):
+            engine.pool = _rebuilt_pool(engine)
+        if engine.pool is not old:
+            # What the old pool holds is closed now, not whenever the
+            # garbage collector finds it.
+            old.dispose()
     sa.event.listen(engine, "checkin", _yield_if_green)
