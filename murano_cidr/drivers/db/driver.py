@@ -188,8 +188,11 @@ class DbDriver(base.AllocatorDriver):
         # only by a read of taken made a grace period after its release
         # (the model check, tools/model/cidr.pml, found the hole otherwise).
         cutoff = queries.utcnow() - self.release_grace
-        cidr, new = self.database.write(self._allocate, owner, scope, pool,
-                                        taken, taken_set, cutoff)
+        cidr, new, settle = self.database.write(
+            self._allocate, owner, scope, pool, taken, taken_set, cutoff)
+        if settle is not None:
+            # Committed: the summary is current at this generation.
+            self._summaries.settle(scope, *settle)
         if new:
             LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
         else:
@@ -198,20 +201,42 @@ class DbDriver(base.AllocatorDriver):
         return cidr
 
     def _allocate(self, conn, owner, scope, pool, taken, taken_set, cutoff):
-        if scope is not None:
-            # Before anything is read: see the module's documentation.
-            queries.lock_scope(conn, scope)
-        if taken_set is None:
+        """One attempt; returns ``(cidr, new, settle)``.
+
+        ``settle`` is ``(summary, generation)`` to settle once the
+        transaction has committed, or None (see :mod:`.search`).
+        """
+        taken_map = None if taken_set is None else pool.free_map(taken_set)
+        settle = None
+        if scope is None:
+            if taken_map is None:
+                taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
+                taken_map = pool.free_map(taken_set)
+            cidr = placing.insert_unscoped(conn, owner, pool, taken_map)
+            return self._placed(conn, owner, scope, pool, taken_set,
+                                cidr) + (settle,)
+        # Before anything is read: see the module's documentation.
+        if taken_map is not None:
+            generation, cidr, summary = placing.lock_and_insert(
+                conn, self._summaries, owner, scope, pool, taken_map)
+            if cidr is not None:
+                return cidr, True, (summary, generation)
+        else:
+            generation = queries.lock_scope(conn, scope)
             # A callable is read on every attempt once the scope is ours, at
             # the moment the driver decides.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        taken_map = pool.free_map(taken_set)
-        if scope is None:
-            cidr = placing.insert_unscoped(conn, owner, pool, taken_map)
-        else:
-            cidr = placing.insert_in_scope(conn, self._summaries, owner,
-                                           scope, pool, taken_set,
-                                           taken_map, cutoff)
+            taken_map = pool.free_map(taken_set)
+        cidr, summary = placing.insert_in_scope(
+            conn, self._summaries, owner, scope, pool, taken_set, taken_map,
+            cutoff, generation)
+        if summary is not None:
+            settle = (summary, generation)
+        return self._placed(conn, owner, scope, pool, taken_set,
+                            cidr) + (settle,)
+
+    def _placed(self, conn, owner, scope, pool, taken_set, cidr):
+        """``(cidr, True)`` for a new CIDR, else the owner's or an error."""
         if cidr is not None:
             return cidr, True
         row = queries.get(conn, owner)

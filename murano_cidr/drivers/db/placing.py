@@ -60,55 +60,97 @@ def insert_unscoped(conn, owner, pool, taken_map):
     return _insert(conn, owner, None, pool, index)
 
 
-def _insert(conn, owner, scope, pool, index):
-    """Insert candidate ``index`` unless forbidden; its CIDR or None."""
+def _insert(conn, owner, scope, pool, index, current=False):
+    """Insert candidate ``index`` unless forbidden; its CIDR or None.
+
+    :param current: whether the scope's summary is current (see
+        :mod:`.search`): the candidate is then free of the scope's rows,
+        and only the unique keys are checked.
+    """
     if index is None:
         return None
     network = pool[index]
+    values = queries.row_values(owner, scope, pool.version, network, False,
+                                queries.utcnow())
     try:
-        inserted = queries.insert_if_free(conn, queries.row_values(
-            owner, scope, pool.version, network, False,
-            queries.utcnow()))
+        if current:
+            inserted = queries.insert_unless_taken(conn, values)
+        else:
+            inserted = queries.insert_if_free(conn, values)
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
         raise _bad_value(owner, scope, e)
     return str(network) if inserted else None
 
 
+def lock_and_insert(conn, summaries, owner, scope, pool, taken_map):
+    """Lock the scope, inserting a candidate drawn before if that is safe.
+
+    The candidate is drawn from the scope's summary and inserted in the
+    statement that locks the scope (on PostgreSQL; elsewhere right after
+    it) only if the summary is current at the generation the lock returns
+    (see :mod:`.search`); otherwise nothing is inserted and the scope is
+    locked all the same.
+
+    :returns: ``(generation, cidr, summary)``: what
+        :func:`~.queries.lock_scope` returns, and the CIDR inserted and
+        the summary to settle, or None and None.
+    """
+    summary = summaries.get(scope, pool)
+    drawn = summary.draw(taken_map, _RANDOM) if summary is not None else None
+    if drawn is None:
+        return queries.lock_scope(conn, scope), None, None
+    index, generation = drawn
+    network = pool[index]
+    try:
+        generation, inserted = queries.lock_and_insert(
+            conn, scope, generation + 1, queries.row_values(
+                owner, scope, pool.version, network, False,
+                queries.utcnow()))
+    except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
+        raise _bad_value(owner, scope, e)
+    if not inserted:
+        return generation, None, None
+    summary.block(index)
+    return generation, str(network), summary
+
+
 def insert_in_scope(conn, summaries, owner, scope, pool, taken_set,
-                    taken_map, cutoff):
+                    taken_map, cutoff, generation):
     """Insert a free candidate of a named scope; see :mod:`.search`.
 
     :param summaries: the driver's :class:`~.search.Summaries`.
     :param cutoff: released rows older than it may be freed.
-    :returns: the CIDR inserted, or None if the owner holds a CIDR or
-        no candidate is free.
+    :param generation: what :func:`~.queries.lock_scope` returned in this
+        transaction.
+    :returns: ``(cidr, summary)``: the CIDR inserted, or None if the owner
+        holds a CIDR or no candidate is free; and the summary to settle at
+        ``generation`` once the transaction commits, or None.
     """
     summary = summaries.get(scope, pool)
     complete = summary is None
     if complete:
-        summary = read_summary(conn, summaries, pool, scope, taken_set,
-                               cutoff)
+        summary = read_summary(conn, pool, scope, taken_set, cutoff)
+    current = complete or summary.is_current(generation)
     misses = 0
     while True:
         index = summary.pick(taken_map, _RANDOM)
         if index is None:
             if complete or not taken_map.free:
-                return None
-            summary = read_summary(conn, summaries, pool, scope, taken_set,
-                                   cutoff)
-            complete = True
+                return None, summary if current else None
+            summary = read_summary(conn, pool, scope, taken_set, cutoff)
+            complete = current = True
             continue
-        cidr = _insert(conn, owner, scope, pool, index)
+        cidr = _insert(conn, owner, scope, pool, index, current)
         if cidr is not None:
             summary.block(index)
-            return cidr
+            return cidr, summary if current else None
         # The owner holds a CIDR, or the candidate is used.
         lo, hi = search.window(pool, index)
         rows, held = queries.read_window(
             conn, scope, pool.version, pool.first_address(lo),
             pool[hi].last, owner=owner)
         if held:
-            return None
+            return None, summary if current else None
         summary.learn(lo, hi, taken_mod.TakenSet(
             pool.version, [(int(r.range_first, 16),
                             int(r.range_last, 16)) for r in rows]))
@@ -116,16 +158,16 @@ def insert_in_scope(conn, summaries, owner, scope, pool, taken_set,
         summary.block(index)
         misses += 1
         if misses >= search.MAX_MISSES and not complete:
-            summary = read_summary(conn, summaries, pool, scope, taken_set,
-                                   cutoff)
-            complete = True
+            summary = read_summary(conn, pool, scope, taken_set, cutoff)
+            complete = current = True
 
 
-def read_summary(conn, summaries, pool, scope, taken_set, cutoff):
+def read_summary(conn, pool, scope, taken_set, cutoff):
     """Read the scope's rows in full; free the released rows that may be.
 
     Called with the scope's lock held and ``taken`` read after it. The
-    summary built is stored in ``summaries``.
+    summary is kept only once the transaction has committed
+    (:meth:`~.search.Summaries.settle`).
 
     :returns: the :class:`~.search.Summary`.
     """
@@ -135,11 +177,9 @@ def read_summary(conn, summaries, pool, scope, taken_set, cutoff):
     freeable = releasing.freeable(rows, cutoff, taken_set)
     if freeable:
         releasing.free_rows(conn, scope, pool.version, freeable)
-    summary = search.Summary(pool, taken_mod.TakenSet(
+    return search.Summary(pool, taken_mod.TakenSet(
         pool.version, [(int(r.range_first, 16), int(r.range_last, 16))
                        for r in rows if r.range_first not in freeable]))
-    summaries.put(scope, summary)
-    return summary
 
 
 def held_in_pool(conn, pool, scope):

@@ -78,12 +78,16 @@ class Summary(object):
     :param pool: the :class:`~murano_cidr.pool.Pool`.
     :param held: a :class:`~murano_cidr.taken.TakenSet` of the scope's
         rows (all of them, read under the scope's lock).
+    :ivar generation: the scope's generation at which the summary blocks
+        every candidate a row of the scope blocked, or None if unknown
+        (see :meth:`settle`).
     """
 
     def __init__(self, pool, held):
         self.pool = pool
         self.blocked = freemap.BlockedRanges(
             pool.size, pool.free_map(held).blocked_ranges())
+        self.generation = None
         self.lock = threading.Lock()
 
     def learn(self, lo, hi, held):
@@ -109,6 +113,39 @@ class Summary(object):
         """
         with self.lock:
             return pick(taken_map, self.blocked, rng)
+
+    def draw(self, taken_map, rng):
+        """Draw as :meth:`pick` does, if the summary is current somewhere.
+
+        :returns: ``(index, generation)``, read together, or None if the
+            summary's generation is unknown or no candidate is free.
+        """
+        with self.lock:
+            if self.generation is None:
+                return None
+            index = pick(taken_map, self.blocked, rng)
+            return None if index is None else (index, self.generation)
+
+    def is_current(self, generation):
+        """Whether the summary was current when ``generation`` began.
+
+        :param generation: what :func:`~.queries.lock_scope` returned in
+            this transaction.
+        """
+        with self.lock:
+            return self.generation == generation - 1
+
+    def settle(self, generation):
+        """Record that the summary is current at ``generation``.
+
+        Call it once the transaction that locked the scope at
+        ``generation`` has committed, if the summary was current when it
+        began (:meth:`is_current`) or was read in full in it, and holds
+        what it inserted.
+        """
+        with self.lock:
+            if self.generation is None or generation > self.generation:
+                self.generation = generation
 
 
 def _first_free(taken_map, blocked, lo, hi):
@@ -191,6 +228,22 @@ class Summaries(object):
         key = (scope, summary.pool.version)
         with self._lock:
             self._items[key] = summary
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_scopes:
+                self._items.popitem(last=False)
+
+    def settle(self, scope, summary, generation):
+        """Keep ``summary`` as the scope's, current at ``generation``.
+
+        See :meth:`Summary.settle`: called once the transaction has
+        committed, so that a summary read in full by a transaction that
+        failed is never kept.
+        """
+        summary.settle(generation)
+        key = (scope, summary.pool.version)
+        with self._lock:
+            if self._items.get(key) is not summary:
+                self._items[key] = summary
             self._items.move_to_end(key)
             while len(self._items) > self.max_scopes:
                 self._items.popitem(last=False)

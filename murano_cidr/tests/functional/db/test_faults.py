@@ -58,16 +58,41 @@ class FaultTests(object):
                                 ).fetchall()
 
     def test_killed_after_the_insert_is_retried(self):
-        self.kill_after("insert_if_free", 1)
+        # The first allocation of a scope reads it in full: its summary is
+        # current, so the insert checks only the unique keys.
+        self.kill_after("insert_unless_taken", 1)
         cidr = self.driver.allocate("net-1", scope="r")
         self.assertEqual(1, self.kills)
         self.assertEqual([("net-1", cidr)], self.rows())
         self.assertEqual(cidr, self.driver.allocate("net-1", scope="r"))
 
+    def test_killed_after_the_locking_insert_is_retried(self):
+        # The summary is current from the first allocation on: the lock
+        # and the insert go together.
+        self.driver.allocate("net-0", scope="r")
+        self.kill_after("lock_and_insert", 1)
+        cidr = self.driver.allocate("net-1", scope="r")
+        self.assertEqual(1, self.kills)
+        self.assertEqual(cidr, self.driver.get("net-1").cidr)
+        self.assertEqual(2, len(self.rows()))
+
+    def test_killed_after_the_checking_insert_is_retried(self):
+        # Another engine allocated since: the summary is not current, and
+        # the insert checks the candidate against the scope's rows.
+        self.driver.allocate("net-0", scope="r")
+        self.make_driver().allocate("other", scope="r")
+        self.kill_after("insert_if_free", 1)
+        cidr = self.driver.allocate("net-1", scope="r")
+        self.assertEqual(1, self.kills)
+        self.assertEqual(cidr, self.driver.get("net-1").cidr)
+        self.assertEqual(3, len(self.rows()))
+
     def test_killed_holding_the_scope_lock_is_retried(self):
         self.driver.allocate("net-0", scope="r")
         self.kill_after("lock_scope", 1)
-        cidr = self.driver.allocate("net-1", scope="r")
+        # A callable taken is read once the scope is locked, always by
+        # lock_scope.
+        cidr = self.driver.allocate("net-1", scope="r", taken=list)
         self.assertEqual(1, self.kills)
         self.assertEqual(2, len(self.rows()))
         self.assertEqual(cidr, self.driver.get("net-1").cidr)
@@ -88,7 +113,7 @@ class FaultTests(object):
         self.assertEqual(2, len(self.rows()))
 
     def test_killed_every_time_fails_cleanly(self):
-        self.kill_after("insert_if_free", 100)
+        self.kill_after("lock_scope", 100)
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               self.driver.allocate, "net-1", scope="r")
         self.assertEqual(4, self.kills)

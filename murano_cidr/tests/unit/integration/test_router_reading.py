@@ -131,8 +131,9 @@ class TestReadingUnderTheDbDriversRowLock(base.TestCase):
         def locking(conn, scope):
             for change in self.at_lock:
                 change()
-            lock_scope(conn, scope)
+            generation = lock_scope(conn, scope)
             self.locked = True
+            return generation
 
         write = self.adapter.driver.database.write
 

@@ -87,18 +87,29 @@ class TestAllocate(base.DbTestCase):
     def test_each_allocation_moves_the_scope_generation(self):
         self.assertIsNone(self.generation("r"))
         self.driver.allocate("net-1", scope="r")
-        self.assertEqual(1, self.generation("r"))
+        first = self.generation("r")
+        self.assertIsNotNone(first)
         self.driver.allocate("net-2", scope="r")
-        self.assertEqual(2, self.generation("r"))
+        self.assertEqual(first + 1, self.generation("r"))
+
+    def test_a_new_scope_starts_at_a_random_generation(self):
+        # So that a scope row deleted by an older release and created
+        # again does not go through its old generations.
+        for scope in ("r1", "r2"):
+            self.driver.allocate("net-" + scope, scope=scope)
+        self.assertNotEqual(self.generation("r1"), self.generation("r2"))
 
     def test_release_scope_forgets_the_scope(self):
         self.driver.allocate("net-1", scope="r")
         self.driver.allocate("net-2", scope="r")
         self.driver.allocate("net-3", scope="r2")
+        before = self.generation("r")
         self.assertEqual(2, self.driver.release_scope("r"))
-        self.assertIsNone(self.generation("r"))
         self.assertEqual(["net-3"], [row.owner for row in self.rows()])
-        self.assertEqual(1, self.generation("r2"))
+        # The scope's row stays, locked and moved on like an allocation's.
+        self.assertEqual(before + 1, self.generation("r"))
+        self.assertEqual(0, self.driver.release_scope("unknown"))
+        self.assertIsNone(self.generation("unknown"))
 
     def test_owner_in_another_scope_is_a_conflict(self):
         cidr = self.driver.allocate("net-1", scope="r1")
@@ -137,7 +148,7 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = queries.insert_if_free
+        real = queries.insert_unless_taken
 
         def deadlock_once(conn, *args, **kwargs):
             if len(calls) == 1:
@@ -149,7 +160,8 @@ class TestAllocate(base.DbTestCase):
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert_if_free", deadlock_once))
+            "murano_cidr.drivers.db.queries.insert_unless_taken",
+            deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
         self.assertNotEqual("10.20.0.0/24", cidr)
@@ -173,7 +185,9 @@ class TestAllocate(base.DbTestCase):
         self.assertIsNone(self.generation("r"))
 
     def test_duplicate_keys_are_retried(self):
-        real = queries.insert_if_free
+        # The first allocation of a scope reads it in full, so it inserts
+        # with insert_unless_taken.
+        real = queries.insert_unless_taken
         calls = []
 
         def duplicate_once(conn, values):
@@ -183,7 +197,8 @@ class TestAllocate(base.DbTestCase):
             return real(conn, values)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert_if_free", duplicate_once))
+            "murano_cidr.drivers.db.queries.insert_unless_taken",
+            duplicate_once))
         self.driver.allocate("net-1", scope="r")
         self.assertEqual(2, len(calls))
         self.assertEqual(1, len(self.rows()))
