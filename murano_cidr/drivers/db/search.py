@@ -17,35 +17,71 @@ pool's candidates the scope's rows block (:class:`Summaries`): read once,
 in full, the first time the process allocates in the scope, then kept up
 to date with what the process itself inserts and with what it learns when
 a candidate turns out to be used. An allocation then draws a candidate
-the summary and ``taken`` both leave free (:func:`pick`), and inserts it
-with :func:`murano_cidr.drivers.db.queries.insert_if_free`, which the
-database refuses if the owner holds a CIDR or any row of the scope
-overlaps it. So the rows read per allocation do not depend on the pool's
-size, its fill or its layout.
+the summary and ``taken`` both leave free (:func:`pick`) and inserts it.
+So the rows read per allocation do not depend on the pool's size, its
+fill or its layout.
 
-The summary is a hint, never trusted; what holds does not depend on it:
+How the candidate is inserted depends on whether the summary is
+*current*. Every transaction that may add a row to a scope (an
+allocation, an import, ``release_scope``) first locks the scope's row,
+which adds one to its ``generation``
+(:func:`~murano_cidr.drivers.db.queries.lock_scope` returns the new
+value); one that rolls back takes its addition with it. A summary records
+the generation of the last transaction it saw commit (:meth:`Summary.
+settle`: after the commit, never before) if it then blocked every
+candidate the scope's rows blocked: it was read in full in that
+transaction, or was current when the transaction began and took in what
+the transaction inserted. So when the lock returns the summary's
+generation plus one, no row has been added to the scope since, and a
+candidate the summary leaves free is free of every row of the scope:
 
-* *No overlapping CIDR, whatever the engines' pool settings.* The
-  ``INSERT`` inserts nothing if any row of the scope overlaps the
-  candidate, whatever its size: the rows starting inside the candidate,
-  and each possible first address of a CIDR containing its first address
-  (that address with its last 1, 2, ... bits cleared: at most 32, or
-  128, equality lookups). It runs under the
-  scope's row lock, which every allocation of the scope takes first, so
-  no row of the scope can appear between that check and the insert; on
-  Galera, two such transactions on different nodes conflict at commit.
-* *No free candidate missed.* The summary can be wrong two ways. Another
-  engine inserted since (or an engine of another version or with another
-  pool): the ``INSERT`` inserts nothing, the driver reads the
-  :data:`WINDOW` candidates from the one it drew (index lookups), learns
-  them and draws again. A row was deleted since (a release freed
+* *Current*: the row is inserted checking only the unique keys
+  (:func:`~murano_cidr.drivers.db.queries.insert_unless_taken`): no
+  other lookup. On PostgreSQL, with a ``taken`` given as a list, the
+  candidate is drawn before the lock and the lock and the insert are one
+  statement (:func:`~murano_cidr.drivers.db.queries.lock_and_insert`),
+  whose insert happens only if the generation, read once the lock is
+  held, is the one expected.
+* *Not current* (another engine added rows since, the summary is new, or a
+  transaction of this process failed): the ``INSERT`` checks the
+  candidate against the scope's rows
+  (:func:`~murano_cidr.drivers.db.queries.insert_if_free`) and inserts
+  nothing if any row of the scope overlaps it, whatever its size: the rows
+  starting inside the candidate, and each possible first address of a
+  CIDR containing its first address (that address with its last 1, 2, ...
+  bits cleared: at most 32, or 128, equality lookups).
+
+What holds does not depend on the summary being right:
+
+* *No overlapping CIDR, whatever the engines' pool settings.* Either the
+  generation proves that the summary covers every row of the scope, or the
+  database checks the candidate against the rows. Both run under the
+  scope's row lock, which every writer of the scope takes first, so no row
+  of the scope can appear between that check and the insert; on Galera,
+  two such transactions on different nodes conflict at commit. A row
+  deleted without the lock (a released row freed by ``reconcile``, a
+  prune) only makes a summary block a free candidate.
+* *No free candidate missed.* A summary that is not current can be wrong
+  two ways. Another engine inserted since (or an engine of another version
+  or with another pool): the ``INSERT`` inserts nothing, the driver reads
+  the :data:`WINDOW` candidates from the one it drew (index lookups),
+  learns them and draws again. A row was deleted since (a release freed
   elsewhere): the summary blocks a free candidate. When the summary and
   ``taken`` leave no candidate, or after :data:`MAX_MISSES` refused
   inserts, the driver reads all the scope's rows again under the lock and
-  draws from that exact picture, which misses nothing.
+  draws from that exact picture, which misses nothing (and is current once
+  the transaction commits).
 * *PoolExhausted only when the pool is full.* It is raised only after
   that full read, under the lock, finds no candidate free of the rows and
   of ``taken`` (and the owner holds no CIDR).
+
+A summary stays not current once another engine allocates in the scope,
+until the process reads the scope in full again; its allocations then
+cost what they cost before the generation was used (the ``INSERT``'s
+lookups). A scope's row is never deleted, and a new one starts at a
+random generation: a row deleted by an older release's
+``release_scope`` and created again does not go through its old
+generations.
 
 Released rows stay in the table until they are freed
 (:mod:`murano_cidr.drivers.db.releasing`), so they block their range like

@@ -26,7 +26,11 @@ For the ``db`` driver each allocation's rows read (returned by its
 queries) and statements sent are counted too, and the baseline (one plain
 INSERT and its commit through a bare SQLAlchemy engine) is timed after
 each allocation, so that the ratio of the two medians holds however the
-load on the machine changes during the run.
+load on the machine changes during the run. One more row, ``shared``
+(the random layout at 50 %, no target), has a second engine allocate in
+the scope before each timed allocation, so that the process's summary of
+the scope is never current (:mod:`murano_cidr.drivers.db.search`): what
+an allocation costs where several engines take turns.
 """
 
 import contextlib
@@ -47,6 +51,9 @@ Capability = capabilities.Capability
 
 LAYOUTS = ("packed", "random")
 FILLS = (0.01, 0.5, 0.9)
+#: The layout and fill of the ``shared`` row (db only), and its name.
+SHARED = ("random", 0.5)
+SHARED_LAYOUT = "shared"
 
 #: The db driver's targets (issue 18), at every fill and layout: the
 #: median allocation against one plain INSERT and its commit, and p90
@@ -102,7 +109,7 @@ def _counting_rows():
         queries.read_window, queries.get = real_window, real_get
 
 
-def _sample(driver, scope, taken, samples, counted, baseline):
+def _sample(driver, scope, taken, samples, counted, baseline, other=None):
     times, rows, statements, floor = [], [], [], []
     engine = driver.database.engine if counted else None
     with contextlib.ExitStack() as stack:
@@ -113,6 +120,11 @@ def _sample(driver, scope, taken, samples, counted, baseline):
         # One untimed allocation first: connections, caches, summaries.
         for sample in range(samples + 1):
             owner = str(uuid.uuid4())
+            if other is not None:
+                # Untimed: another engine's allocation in the scope.
+                neighbour = str(uuid.uuid4())
+                other.allocate(neighbour, scope=scope, taken=taken)
+                other.release(neighbour)
             if counted:
                 read[0] = 0
                 counter.reset()
@@ -140,43 +152,54 @@ def measure(conf, samples, baseline=None, seed=1502437):
     :param baseline: a callable doing the backend's baseline operation,
         timed after each allocation (its median is the level's
         ``baseline``), or None.
-    :returns: a list of :class:`FillCost`, layouts then fills.
+    :returns: a list of :class:`FillCost`, layouts then fills, then
+        (db) the ``shared`` row.
     """
     rng = random.Random(seed)
     costs = []
-    with contextlib.closing(allocator.get_allocator(conf)) as driver:
-        pool = driver.pool()
+    with contextlib.ExitStack() as stack:
+        driver = stack.enter_context(
+            contextlib.closing(allocator.get_allocator(conf)))
         imports = driver.has(Capability.IMPORTS)
         for layout in LAYOUTS:
             for fill in FILLS:
-                used = used_indices(layout, pool.size,
-                                    round(fill * pool.size), rng)
-                scope = "murano-cidr-bench-" + uuid.uuid4().hex
-                taken = [pool.cidr(i) for i in used]
-                if imports:
-                    # The fill is the driver's own allocations, as in a
-                    # cloud that has used it for a while.
-                    driver.import_allocations(
-                        [allocation.Allocation(owner="%s-fill-%d"
-                                               % (scope, i),
-                                               cidr=cidr, scope=scope)
-                         for i, cidr in enumerate(taken)])
-                    taken = []
-                times, rows, statements, floor = _sample(
-                    driver, scope, taken, samples, imports, baseline)
-                costs.append(FillCost(
-                    layout, "%d%%" % round(fill * 100), len(times),
-                    timing.percentile(times, 0.5),
-                    timing.percentile(times, 0.9),
-                    timing.percentile(times, 0.99),
-                    sum(rows) / len(rows) if rows else None,
-                    sum(statements) / len(statements) if statements
-                    else None,
-                    timing.percentile(floor, 0.5) if floor else None,
-                    timing.percentile(floor, 0.9) if floor else None))
-                if imports:
-                    driver.release_scope(scope)
+                costs.append(_measure_case(driver, layout, fill, None,
+                                           imports, samples, baseline, rng))
+        if imports:
+            other = stack.enter_context(
+                contextlib.closing(allocator.get_allocator(conf)))
+            costs.append(_measure_case(driver, SHARED[0], SHARED[1], other,
+                                       imports, samples, baseline, rng))
     return costs
+
+
+def _measure_case(driver, layout, fill, other, imports, samples, baseline,
+                  rng):
+    pool = driver.pool()
+    used = used_indices(layout, pool.size, round(fill * pool.size), rng)
+    scope = "murano-cidr-bench-" + uuid.uuid4().hex
+    taken = [pool.cidr(i) for i in used]
+    if imports:
+        # The fill is the driver's own allocations, as in a cloud that has
+        # used it for a while.
+        driver.import_allocations(
+            [allocation.Allocation(owner="%s-fill-%d" % (scope, i),
+                                   cidr=cidr, scope=scope)
+             for i, cidr in enumerate(taken)])
+        taken = []
+    times, rows, statements, floor = _sample(
+        driver, scope, taken, samples, imports, baseline, other)
+    if imports:
+        driver.release_scope(scope)
+    return FillCost(
+        SHARED_LAYOUT if other is not None else layout,
+        "%d%%" % round(fill * 100), len(times),
+        timing.percentile(times, 0.5), timing.percentile(times, 0.9),
+        timing.percentile(times, 0.99),
+        sum(rows) / len(rows) if rows else None,
+        sum(statements) / len(statements) if statements else None,
+        timing.percentile(floor, 0.5) if floor else None,
+        timing.percentile(floor, 0.9) if floor else None)
 
 
 def db_targets(result):
@@ -191,6 +214,8 @@ def db_targets(result):
         return []
     targets = []
     for cost in result.fill_cost:
+        if cost["layout"] == SHARED_LAYOUT:
+            continue
         where = "%s: %s %s full" % (result.backend, cost["layout"],
                                     cost["fill"])
         floor = cost.get("baseline") or result.baseline
