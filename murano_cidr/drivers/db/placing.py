@@ -99,11 +99,11 @@ def lock_and_insert(conn, summaries, owner, scope, pool, taken_map):
     drawn = summary.draw(taken_map, _RANDOM) if summary is not None else None
     if drawn is None:
         return queries.lock_scope(conn, scope), None, None
-    index, generation = drawn
+    index, current_at = drawn
     network = pool[index]
     try:
         generation, inserted = queries.lock_and_insert(
-            conn, scope, generation + 1, queries.row_values(
+            conn, scope, current_at + 1, queries.row_values(
                 owner, scope, pool.version, network, False,
                 queries.utcnow()))
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:

@@ -259,15 +259,6 @@ class Summaries(object):
             self._items.move_to_end(key)
             return summary
 
-    def put(self, scope, summary):
-        """Keep ``summary`` as the one of ``scope``."""
-        key = (scope, summary.pool.version)
-        with self._lock:
-            self._items[key] = summary
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_scopes:
-                self._items.popitem(last=False)
-
     def settle(self, scope, summary, generation):
         """Keep ``summary`` as the scope's, current at ``generation``.
 
@@ -278,7 +269,12 @@ class Summaries(object):
         summary.settle(generation)
         key = (scope, summary.pool.version)
         with self._lock:
-            if self._items.get(key) is not summary:
+            kept = self._items.get(key)
+            if kept is not summary:
+                if (kept is not None and kept.pool == summary.pool
+                        and (kept.generation or 0) > generation):
+                    # A later transaction of this process settled first.
+                    return
                 self._items[key] = summary
             self._items.move_to_end(key)
             while len(self._items) > self.max_scopes:
