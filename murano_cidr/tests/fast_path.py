@@ -30,6 +30,7 @@ from unittest import mock
 import fixtures
 import netaddr
 from oslo_db import exception as db_exc
+import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers.db import queries
@@ -42,7 +43,7 @@ SCOPE = "r"
 
 class FastPathTests(object):
 
-    def engine(self, prefixlen=24, pool=(POOL,), **overrides):
+    def allocator(self, prefixlen=24, pool=(POOL,), **overrides):
         """A db driver of one geometry on the test's database."""
         return self.make_driver(pool_cidrs=list(pool),
                                 subnet_prefixlen=prefixlen, **overrides)
@@ -77,6 +78,16 @@ class FastPathTests(object):
         self.assertIsNotNone(driver._summaries.get(scope, driver.pool())
                              .generation)
         return cidr
+
+    def assertSettledAtMost(self, driver, scope):
+        """The summary is current at no generation the scope never had."""
+        summary = driver._summaries.get(scope, driver.pool())
+        generation = driver.database.read(
+            lambda conn: conn.execute(sa.select(
+                queries.SCOPES.c.generation).where(
+                    queries.SCOPES.c.scope == scope)).scalar())
+        if summary is not None and summary.generation is not None:
+            self.assertLessEqual(summary.generation, generation)
 
     def break_commit(self, driver, dbapi_connection):
         """Make this commit fail, the transaction rolled back.
@@ -124,14 +135,14 @@ class FastPathTests(object):
     def test_another_geometry_between_allocations(self):
         for prefixlen in (23, 22):
             scope = "r%d" % prefixlen
-            mine, other = self.engine(24), self.engine(prefixlen)
+            mine, other = self.allocator(24), self.allocator(prefixlen)
             self.warm(mine, scope=scope)
             other.allocate(scope + "-other", scope=scope)
             self.fill(mine, "mine", scope=scope)
             self.assertScopeFull(mine, scope=scope)
 
     def test_engines_of_two_geometries_take_turns(self):
-        mine, other = self.engine(24), self.engine(22)
+        mine, other = self.allocator(24), self.allocator(22)
         self.warm(mine)
         for i in range(16):
             for name, driver in (("mine", mine), ("other", other)):
@@ -146,8 +157,8 @@ class FastPathTests(object):
     def test_another_pool_holding_the_whole_pool(self):
         # The other engine's only candidate starts before this engine's
         # pool and contains it all.
-        mine = self.engine(24, pool=("10.20.8.0/21", "10.30.0.0/24"))
-        other = self.engine(20, pool=("10.20.0.0/20",))
+        mine = self.allocator(24, pool=("10.20.8.0/21", "10.30.0.0/24"))
+        other = self.allocator(20, pool=("10.20.0.0/20",))
         self.assertEqual("10.30.0.0/24", mine.allocate(
             "warm-up", scope=SCOPE, taken=["10.20.8.0/21"]))
         self.assertEqual("10.20.0.0/20", other.allocate("other",
@@ -162,26 +173,28 @@ class FastPathTests(object):
         # of a summary current after a lock alone (a callable taken).
         for scope, taken in (("r-static", ()), ("r-callable", list)):
             self.db_config(db_max_retries=0)
-            mine = self.engine(24)
+            mine = self.allocator(24)
             self.db_config(db_max_retries=3)
-            other = self.engine(22)
+            other = self.allocator(22)
             self.warm(mine, scope=scope)
             failed = self.fail_commits(mine)
             self.assertRaises(exceptions.DatabaseUnavailable, mine.allocate,
                               scope + "-lost", scope=scope, taken=taken)
             self.assertEqual([True], failed)
             self.assertIsNone(mine.get(scope + "-lost"))
+            self.assertSettledAtMost(mine, scope)
             other.allocate(scope + "-other", scope=scope)
             self.fill(mine, "mine", scope=scope, taken=taken)
             self.assertScopeFull(mine, scope=scope)
 
     def test_a_commit_that_failed_is_retried(self):
         self.db_config(db_max_retries=3)
-        mine, other = self.engine(24), self.engine(22)
+        mine, other = self.allocator(24), self.allocator(22)
         self.warm(mine)
         failed = self.fail_commits(mine)
         cidr = mine.allocate("net-1", scope=SCOPE)
         self.assertEqual([True], failed)
+        self.assertSettledAtMost(mine, SCOPE)
         other.allocate("other", scope=SCOPE)
         self.assertEqual(cidr, mine.allocate("net-1", scope=SCOPE))
         # The candidate of the failed attempt is found again.
@@ -195,11 +208,12 @@ class FastPathTests(object):
         for name, taken in (("lock_and_insert", ()),
                             ("insert_unless_taken", list)):
             scope = "r-" + name
-            mine, other = self.engine(24), self.engine(23)
+            mine, other = self.allocator(24), self.allocator(23)
             self.warm(mine, scope=scope)
             failed = self.fail_after(name)
             cidr = mine.allocate(scope + "-net", scope=scope, taken=taken)
             self.assertEqual([True], failed)
+            self.assertSettledAtMost(mine, scope)
             other.allocate(scope + "-other", scope=scope)
             self.assertEqual(cidr, mine.get(scope + "-net").cidr)
             self.fill(mine, "mine", scope=scope, taken=taken)
@@ -208,7 +222,7 @@ class FastPathTests(object):
     # -- import, release_scope, an owner that holds a CIDR ------------------
 
     def test_imports_between_allocations(self):
-        mine, other = self.engine(24), self.engine(24)
+        mine, other = self.allocator(24), self.allocator(24)
         first = netaddr.IPNetwork(self.warm(mine))
         free = [n for n in netaddr.IPNetwork(POOL).subnet(23)
                 if first not in n]
@@ -223,7 +237,7 @@ class FastPathTests(object):
         self.assertLessEqual({free[0], free[1]}, set(held))
 
     def test_release_scope_between_allocations(self):
-        mine, other = self.engine(24), self.engine(22)
+        mine, other = self.allocator(24), self.allocator(22)
         for releaser in (other, mine):
             self.warm(mine)
             self.fill(mine, "before")
@@ -235,7 +249,7 @@ class FastPathTests(object):
             releaser.release_scope(SCOPE)
 
     def test_an_owner_holding_a_cidr_on_the_fast_path(self):
-        mine, other = self.engine(24), self.engine(23)
+        mine, other = self.allocator(24), self.allocator(23)
         cidr = self.warm(mine)
         checked = []
         real = queries.insert_if_free
