@@ -13,6 +13,8 @@
  *
  * The lock driver's reservation protocol and the db driver's release path,
  * for spin (see doc/source/contributor/model.rst and tools/model/check.sh).
+ * With -DSUMMARY, the db driver's current summary instead: summary.pml,
+ * included below, with its own engines, property (P5) and mutants.
  *
  * What is modelled
  *
@@ -250,7 +252,11 @@ inline unplug(c) {
     rmask = rmask & ~SPAN(c)
 }
 
-#ifndef DB
+#if defined(SUMMARY)
+
+#include "summary.pml"
+
+#elif !defined(DB)
 
 /* reservation.release(): drop the locks this engine still holds. */
 inline drop_locks(e, held) {
@@ -550,11 +556,18 @@ end:
     od
 }
 
-#endif /* DB */
+#endif /* SUMMARY, DB */
 
 init {
     atomic {
-#ifdef DB
+#if defined(SUMMARY)
+        sgen[0] = UNKNOWN;
+        sgen[1] = UNKNOWN;
+        sgen[2] = UNKNOWN;
+        run SumEngine(0);
+        run SumEngine(1);
+        run SumEngine(2)
+#elif defined(DB)
         run DbEngine(0);
         run DbEngine(1);
         run DbEngine(2)

@@ -32,6 +32,7 @@ from murano_cidr.tests import base
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(murano_cidr.__file__)),
                      os.pardir, "tools", "model", "cidr.pml")
+SUMMARY_MODEL = os.path.join(os.path.dirname(MODEL), "summary.pml")
 
 
 def read_model(path=MODEL):
@@ -90,3 +91,14 @@ class TestModelPool(base.TestCase):
         self.assertEqual(
             sorted(self.blocks),
             list(netaddr.IPNetwork(self.pool_cidr).subnet(self.prefixlen)))
+
+    def test_the_summary_model_s_unique_key_is_the_first_address(self):
+        # summary.pml's KEY(c) stands for the unique key (scope,
+        # ip_version, range_first): candidates share it exactly when they
+        # start at the same address.
+        key = read_model(SUMMARY_MODEL)[1]["KEY(c)"]
+        for i, net in self.cidrs.items():
+            for j, other in self.cidrs.items():
+                self.assertEqual(net.first == other.first,
+                                 conditional(key, i) == conditional(key, j),
+                                 (net, other))
