@@ -271,3 +271,41 @@ class FastPathTests(object):
         self.fill(mine, "mine")
         sizes = [n.prefixlen for n in self.assertScopeFull(mine)]
         self.assertEqual((14, 1), (sizes.count(24), sizes.count(23)))
+
+    # -- transactions of one process settling out of order -----------------
+
+    def test_a_transaction_that_locked_before_the_last_one_settled(self):
+        # Threads of one engine: B locks the scope once A has committed but
+        # before A has settled the summary, so B finds it stale and checks
+        # its insert; once both have settled, the summary is current again.
+        mine, other = self.allocator(24), self.allocator(23)
+        self.warm(mine)
+        summaries = mine._summaries
+        real_settle = summaries.settle
+        late = []
+
+        def settle(*args, **kwargs):
+            if not late:
+                late.append("b")
+                mine.allocate("b", scope=SCOPE)
+            return real_settle(*args, **kwargs)
+
+        checked = []
+        real_insert = queries.insert_if_free
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.queries.insert_if_free",
+            lambda *args: checked.append(True) or real_insert(*args)))
+        with mock.patch.object(summaries, "settle", settle):
+            mine.allocate("a", scope=SCOPE)
+        self.assertEqual([True], checked)
+        mine.allocate("c", scope=SCOPE)
+        self.assertEqual([True], checked)
+        self.assertSettledAtMost(mine, SCOPE)
+        # Another engine's allocation is never settled for this one.
+        other.allocate("theirs", scope=SCOPE)
+        for owner in ("d", "e"):
+            before = len(checked)
+            mine.allocate(owner, scope=SCOPE)
+            self.assertGreater(len(checked), before)
+        self.fill(mine, "mine")
+        self.assertScopeFull(mine)

@@ -191,7 +191,7 @@ class DbDriver(base.AllocatorDriver):
         cidr, new, settle = self.database.write(
             self._allocate, owner, scope, pool, taken, taken_set, cutoff)
         if settle is not None:
-            # Committed: the summary is current at this generation.
+            # Committed: the summary holds what this transaction changed.
             self._summaries.settle(scope, *settle)
         if new:
             LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
@@ -203,8 +203,8 @@ class DbDriver(base.AllocatorDriver):
     def _allocate(self, conn, owner, scope, pool, taken, taken_set, cutoff):
         """One attempt; returns ``(cidr, new, settle)``.
 
-        ``settle`` is ``(summary, generation)`` to settle once the
-        transaction has committed, or None (see :mod:`.search`).
+        ``settle`` is ``(summary, generation, complete)`` to settle once
+        the transaction has committed, or None (see :mod:`.search`).
         """
         taken_map = None if taken_set is None else pool.free_map(taken_set)
         settle = None
@@ -220,18 +220,17 @@ class DbDriver(base.AllocatorDriver):
             generation, cidr, summary = placing.lock_and_insert(
                 conn, self._summaries, owner, scope, pool, taken_map)
             if cidr is not None:
-                return cidr, True, (summary, generation)
+                return cidr, True, (summary, generation, False)
         else:
             generation = queries.lock_scope(conn, scope)
             # A callable is read on every attempt once the scope is ours, at
             # the moment the driver decides.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
             taken_map = pool.free_map(taken_set)
-        cidr, summary = placing.insert_in_scope(
+        cidr, summary, complete = placing.insert_in_scope(
             conn, self._summaries, owner, scope, pool, taken_set, taken_map,
             cutoff, generation)
-        if summary is not None:
-            settle = (summary, generation)
+        settle = (summary, generation, complete)
         return self._placed(conn, owner, scope, pool, taken_set,
                             cidr) + (settle,)
 

@@ -122,9 +122,10 @@ def insert_in_scope(conn, summaries, owner, scope, pool, taken_set,
     :param cutoff: released rows older than it may be freed.
     :param generation: what :func:`~.queries.lock_scope` returned in this
         transaction.
-    :returns: ``(cidr, summary)``: the CIDR inserted, or None if the owner
-        holds a CIDR or no candidate is free; and the summary to settle at
-        ``generation`` once the transaction commits, or None.
+    :returns: ``(cidr, summary, complete)``: the CIDR inserted, or None if
+        the owner holds a CIDR or no candidate is free; the summary to
+        settle at ``generation`` once the transaction commits, which holds
+        what it changed; and whether it was read in full in it.
     """
     summary = summaries.get(scope, pool)
     complete = summary is None
@@ -136,21 +137,21 @@ def insert_in_scope(conn, summaries, owner, scope, pool, taken_set,
         index = summary.pick(taken_map, _RANDOM)
         if index is None:
             if complete or not taken_map.free:
-                return None, summary if current else None
+                return None, summary, complete
             summary = read_summary(conn, pool, scope, taken_set, cutoff)
             complete = current = True
             continue
         cidr = _insert(conn, owner, scope, pool, index, current)
         if cidr is not None:
             summary.block(index)
-            return cidr, summary if current else None
+            return cidr, summary, complete
         # The owner holds a CIDR, or the candidate is used.
         lo, hi = search.window(pool, index)
         rows, held = queries.read_window(
             conn, scope, pool.version, pool.first_address(lo),
             pool[hi].last, owner=owner)
         if held:
-            return None, summary if current else None
+            return None, summary, complete
         summary.learn(lo, hi, taken_mod.TakenSet(
             pool.version, [(int(r.range_first, 16),
                             int(r.range_last, 16)) for r in rows]))

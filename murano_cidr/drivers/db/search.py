@@ -107,6 +107,11 @@ MAX_MISSES = 3
 #: Scopes whose summaries a driver keeps (the least recently used go).
 MAX_SCOPES = 1024
 
+#: Generations a summary keeps that were committed by this process after
+#: one it has not seen (another engine's): they settle it if that one
+#: turns out to be this process's too.
+MAX_PENDING = 16
+
 
 class Summary(object):
     """The candidates of one pool that one scope's rows block.
@@ -124,6 +129,8 @@ class Summary(object):
         self.blocked = freemap.BlockedRanges(
             pool.size, pool.free_map(held).blocked_ranges())
         self.generation = None
+        # Generations committed by this process, ahead of ``generation``.
+        self._pending = set()
         self.lock = threading.Lock()
 
     def learn(self, lo, hi, held):
@@ -171,17 +178,33 @@ class Summary(object):
         with self.lock:
             return self.generation == generation - 1
 
-    def settle(self, generation):
-        """Record that the summary is current at ``generation``.
+    def settle(self, generation, complete=False):
+        """Record that a transaction of ``generation`` has committed.
 
         Call it once the transaction that locked the scope at
-        ``generation`` has committed, if the summary was current when it
-        began (:meth:`is_current`) or was read in full in it, and holds
-        what it inserted.
+        ``generation`` has committed, if the summary holds everything that
+        transaction changed (what it inserted, the windows it read).
+
+        :param complete: whether the summary was read in full in that
+            transaction: it is then current at ``generation``, whatever it
+            was before. Otherwise it becomes current at ``generation`` once
+            it is current at the one before; transactions of this process
+            may settle out of order, and wait (at most
+            :data:`MAX_PENDING`) for the ones before them.
         """
         with self.lock:
-            if self.generation is None or generation > self.generation:
-                self.generation = generation
+            if complete:
+                if self.generation is None or generation > self.generation:
+                    self.generation = generation
+            elif self.generation is not None and generation > self.generation:
+                self._pending.add(generation)
+            while (self.generation is not None
+                   and self.generation + 1 in self._pending):
+                self.generation += 1
+            self._pending = {g for g in self._pending
+                             if self.generation is None or g > self.generation}
+            while len(self._pending) > MAX_PENDING:
+                self._pending.remove(min(self._pending))
 
 
 def _first_free(taken_map, blocked, lo, hi):
@@ -259,23 +282,23 @@ class Summaries(object):
             self._items.move_to_end(key)
             return summary
 
-    def settle(self, scope, summary, generation):
-        """Keep ``summary`` as the scope's, current at ``generation``.
+    def settle(self, scope, summary, generation, complete=False):
+        """Settle ``summary`` (:meth:`Summary.settle`), and keep the best.
 
-        See :meth:`Summary.settle`: called once the transaction has
-        committed, so that a summary read in full by a transaction that
-        failed is never kept.
+        Called once the transaction has committed, so that a summary read
+        in full by a transaction that failed is never kept; the one kept
+        is the most current of this one and the one kept before.
         """
-        summary.settle(generation)
+        summary.settle(generation, complete)
         key = (scope, summary.pool.version)
         with self._lock:
             kept = self._items.get(key)
-            if kept is not summary:
-                if (kept is not None and kept.pool == summary.pool
-                        and (kept.generation or 0) > generation):
-                    # A later transaction of this process settled first.
-                    return
-                self._items[key] = summary
+            if (kept is not None and kept is not summary
+                    and kept.pool == summary.pool
+                    and (kept.generation or 0) > (summary.generation or 0)):
+                # A later transaction of this process settled first.
+                return
+            self._items[key] = summary
             self._items.move_to_end(key)
             while len(self._items) > self.max_scopes:
                 self._items.popitem(last=False)

@@ -101,7 +101,10 @@ class TestSummary(testtools.TestCase):
         taken_map = self.pool.free_map(self.held())
         self.assertIsNone(summary.draw(taken_map, random.Random(1)))
         self.assertFalse(summary.is_current(1))
-        summary.settle(41)
+        # Only a summary read in full starts at a generation.
+        summary.settle(40)
+        self.assertIsNone(summary.generation)
+        summary.settle(41, complete=True)
         index, generation = summary.draw(taken_map, random.Random(1))
         self.assertFalse(summary.blocked.is_blocked(index))
         self.assertEqual(41, generation)
@@ -112,20 +115,38 @@ class TestSummary(testtools.TestCase):
         summary.settle(40)
         self.assertEqual(41, summary.generation)
 
+    def test_settles_out_of_order_wait_for_the_ones_before(self):
+        summary = search.Summary(self.pool, self.held())
+        summary.settle(10, complete=True)
+        summary.settle(12)
+        self.assertEqual(10, summary.generation)
+        summary.settle(11)
+        self.assertEqual(12, summary.generation)
+        # 13 was another engine's: the summary stays at 12 for good.
+        for generation in range(14, 14 + search.MAX_PENDING + 5):
+            summary.settle(generation)
+        self.assertEqual(12, summary.generation)
+        # A full read settles it wherever it was.
+        summary.settle(100, complete=True)
+        self.assertEqual(100, summary.generation)
+        summary.settle(101)
+        self.assertEqual(101, summary.generation)
+
     def test_the_summary_of_the_latest_transaction_is_kept(self):
         summaries = search.Summaries()
         later = search.Summary(self.pool, self.held())
         earlier = search.Summary(self.pool, self.held())
-        summaries.settle("a", later, 9)
-        summaries.settle("a", earlier, 8)
+        summaries.settle("a", later, 9, complete=True)
+        summaries.settle("a", earlier, 8, complete=True)
         self.assertIs(later, summaries.get("a", self.pool))
-        summaries.settle("a", earlier, 10)
+        summaries.settle("a", earlier, 10, complete=True)
         self.assertIs(earlier, summaries.get("a", self.pool))
 
     def test_summaries_are_per_scope_pool_and_bounded(self):
         summaries = search.Summaries(max_scopes=2)
         for scope in ("a", "b", "c"):
-            summaries.settle(scope, search.Summary(self.pool, self.held()), 7)
+            summaries.settle(scope, search.Summary(self.pool, self.held()),
+                             7, complete=True)
         self.assertIsNone(summaries.get("a", self.pool))
         self.assertIsNotNone(summaries.get("c", self.pool))
         other = pool_mod.Pool([netaddr.IPNetwork("10.0.0.0/22")], 24)
