@@ -133,8 +133,8 @@ def create_scope(conn, scope):
     """Create the row of a scope that has none; return its generation.
 
     The first generation is drawn at random, so that a scope row deleted
-    and created again (by an older release's ``release_scope``) does not
-    count through the generations it had before.
+    by hand and created again is unlikely to count through the
+    generations it had before (the driver never deletes one).
     """
     start = 1 + secrets.randbits(GENERATION_START_BITS)
     conn.execute(_CREATE_SCOPE, {"new_scope": scope, "start": start})

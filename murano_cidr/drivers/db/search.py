@@ -26,14 +26,18 @@ How the candidate is inserted depends on whether the summary is
 allocation, an import, ``release_scope``) first locks the scope's row,
 which adds one to its ``generation``
 (:func:`~murano_cidr.drivers.db.queries.lock_scope` returns the new
-value); one that rolls back takes its addition with it. A summary records
-the generation of the last transaction it saw commit (:meth:`Summary.
-settle`: after the commit, never before) if it then blocked every
-candidate the scope's rows blocked: it was read in full in that
-transaction, or was current when the transaction began and took in what
-the transaction inserted. So when the lock returns the summary's
-generation plus one, no row has been added to the scope since, and a
-candidate the summary leaves free is free of every row of the scope:
+value); one that rolls back takes its addition with it. A summary is
+*current* at a generation when it blocks every candidate the scope's rows
+blocked once the transaction of that generation committed. Each
+allocation transaction, once committed (never before), settles the
+summary it used (:meth:`Summary.settle`), which holds what the
+transaction inserted and the windows it read: a summary read in full in
+that transaction is current at its generation; another is current at it
+once it is current at the generation before, which only this process's
+own transactions can bring (they may settle out of order). So when the
+lock returns the summary's generation plus one, no row has been added to
+the scope since, and a candidate the summary leaves free is free of every
+row of the scope:
 
 * *Current*: the row is inserted checking only the unique keys
   (:func:`~murano_cidr.drivers.db.queries.insert_unless_taken`): no
@@ -75,13 +79,13 @@ What holds does not depend on the summary being right:
   that full read, under the lock, finds no candidate free of the rows and
   of ``taken`` (and the owner holds no CIDR).
 
-A summary stays not current once another engine allocates in the scope,
-until the process reads the scope in full again; its allocations then
-cost what they cost before the generation was used (the ``INSERT``'s
-lookups). A scope's row is never deleted, and a new one starts at a
-random generation: a row deleted by an older release's
-``release_scope`` and created again does not go through its old
-generations.
+A summary stays not current once another engine allocates in the scope
+(or this process imports into it), until the process reads the scope in
+full again; its allocations then cost what they cost before the
+generation was used (the ``INSERT``'s lookups). A scope's row is never
+deleted by the driver, and a new one starts at a random generation, so
+that a row deleted by hand and created again does not go through its
+old generations.
 
 Released rows stay in the table until they are freed
 (:mod:`murano_cidr.drivers.db.releasing`), so they block their range like
