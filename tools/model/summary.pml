@@ -43,7 +43,8 @@
  *   miss reads the window from the candidate (read_window) into the
  *   summary (learn, block); no candidate left reads the scope in full.
  *   Once committed, the summary is settled (Summaries.settle) at the
- *   lock's generation if it was current or read in full.
+ *   lock's generation if it was current or read in full (one read in
+ *   full does not replace a kept one of a later generation).
  *
  *   An engine may release its network's row once allocated
  *   (releasing.release: no lock). Besides the engines, one
@@ -189,11 +190,14 @@ bool overlap;           /* P5 broken (false in every state of a pass) */
     :: else -> idx = NONE \
     fi
 
-/* Summaries.settle, once committed (Summary.settle: only forward). */
+/* Summaries.settle, once committed: a summary read in full replaces the
+ * kept one unless that is of a later generation; the kept one's
+ * Summary.settle only goes forward. */
 #define SETTLE \
     atomic { \
         if \
-        :: current && fresh -> sblk[e] = lblk; sgen[e] = mygen \
+        :: current && fresh && (sgen[e] == UNKNOWN || sgen[e] <= mygen) -> \
+            sblk[e] = lblk; sgen[e] = mygen \
         :: current && !fresh && (sgen[e] == UNKNOWN || mygen > sgen[e]) -> \
             sgen[e] = mygen \
         :: else -> skip \
