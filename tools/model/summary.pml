@@ -42,9 +42,8 @@
  *   insert_unless_taken, any other with the checked insert_if_free; a
  *   miss reads the window from the candidate (read_window) into the
  *   summary (learn, block); no candidate left reads the scope in full.
- *   Once committed, the summary is settled (Summaries.settle) at the
- *   lock's generation if it was current or read in full (one read in
- *   full does not replace a kept one of a later generation).
+ *   Once committed, the summary is settled (Summaries.settle, see SETTLE)
+ *   at the lock's generation if it was current or read in full.
  *
  *   An engine may release its network's row once allocated
  *   (releasing.release: no lock). Besides the engines, one
@@ -190,9 +189,14 @@ bool overlap;           /* P5 broken (false in every state of a pass) */
     :: else -> idx = NONE \
     fi
 
-/* Summaries.settle, once committed: a summary read in full replaces the
- * kept one unless that is of a later generation; the kept one's
- * Summary.settle only goes forward. */
+/* Summaries.settle, once committed (as of dc2438e): a summary read in
+ * full is current at the lock's generation and replaces the kept one
+ * unless that is of a later generation; the summary the transaction used
+ * becomes current at it if it was current at the one before. The code
+ * also settles that summary when it was not: the generation waits
+ * (Summary._pending) for the ones between, which only another thread of
+ * the process can fill; with one allocation at a time per process none
+ * does, so nothing happens then, as here. */
 #define SETTLE \
     atomic { \
         if \
