@@ -321,7 +321,10 @@ class DbDriver(base.AllocatorDriver):
                                  released=released)
 
     def release_scope(self, scope):
-        """Delete a scope's allocations and its row, in one transaction.
+        """Delete a scope's allocations, in one transaction.
+
+        The scope's row stays, locked like an allocation's (see
+        :mod:`murano_cidr.drivers.db.search`).
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.release_scope`.
         """

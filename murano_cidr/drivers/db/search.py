@@ -41,11 +41,11 @@ row of the scope:
 
 * *Current*: the row is inserted checking only the unique keys
   (:func:`~murano_cidr.drivers.db.queries.insert_unless_taken`): no
-  other lookup. On PostgreSQL, with a ``taken`` given as a list, the
-  candidate is drawn before the lock and the lock and the insert are one
-  statement (:func:`~murano_cidr.drivers.db.queries.lock_and_insert`),
-  whose insert happens only if the generation, read once the lock is
-  held, is the one expected.
+  other lookup. With a ``taken`` given as a list (not a callable), the
+  candidate is drawn before the lock, and inserted only if the
+  generation, read once the lock is held, is the one expected
+  (:func:`~murano_cidr.drivers.db.queries.lock_and_insert`); on
+  PostgreSQL the lock and the insert are then one statement.
 * *Not current* (another engine added rows since, the summary is new, or a
   transaction of this process failed): the ``INSERT`` checks the
   candidate against the scope's rows
