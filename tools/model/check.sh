@@ -11,7 +11,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-# Model-check tools/model/cidr.pml (and summary.pml, which it includes)
+# Model-check tools/model/cidr.pml (and summary.pml and threads.pml,
+# which it includes)
 # with spin (tox -e model).
 #
 # The exhaustive runs must find no error (they print the state count and
@@ -22,7 +23,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/murano-cidr-model.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cp "$here/cidr.pml" "$here/summary.pml" "$work/"
+cp "$here/cidr.pml" "$here/summary.pml" "$here/threads.pml" "$work/"
 cd "$work" || exit 2
 failed=0
 # pan's maximum search depth; the runs reach under 400.
@@ -82,6 +83,7 @@ run "lock + scope lock" pass -DSCOPE_LOCK
 run "lock, no expiry (strict)" pass -DNO_EXPIRY
 run "db release path" pass -DDB
 run "db current summary" pass -DSUMMARY
+run "db summary, two threads" pass -DTHREADS
 # The bugs the model exists for.
 run "mutant: no second read" fail -DNO_SECOND_READ
 run "mutant: per-CIDR locks" fail -DPER_CIDR_LOCKS
@@ -92,4 +94,6 @@ run "mutant: settle before commit" fail -DSUMMARY -DSETTLE_EARLY
 run "mutant: no generation check" fail -DSUMMARY -DNO_GEN_CHECK
 run "mutant: scope row recreated" fail -DSUMMARY -DOLD_RELEASE_SCOPE
 run "mutant: snapshot generation" fail -DSUMMARY -DSNAPSHOT
+# Two threads of one engine sharing its summary: P5 again.
+run "mutant: settle over a gap" fail -DTHREADS -DSETTLE_OVER_GAP
 exit $failed

@@ -14,7 +14,9 @@
  * The lock driver's reservation protocol and the db driver's release path,
  * for spin (see doc/source/contributor/model.rst and tools/model/check.sh).
  * With -DSUMMARY, the db driver's current summary instead: summary.pml,
- * included below, with its own engines, property (P5) and mutants.
+ * included below, with its own engines, property (P5) and mutants; with
+ * -DTHREADS, that summary shared by two threads of one engine:
+ * threads.pml, with its own pool.
  *
  * What is modelled
  *
@@ -252,7 +254,11 @@ inline unplug(c) {
     rmask = rmask & ~SPAN(c)
 }
 
-#if defined(SUMMARY)
+#if defined(THREADS)
+
+#include "threads.pml"
+
+#elif defined(SUMMARY)
 
 #include "summary.pml"
 
@@ -556,11 +562,15 @@ end:
     od
 }
 
-#endif /* SUMMARY, DB */
+#endif /* THREADS, SUMMARY, DB */
 
 init {
     atomic {
-#if defined(SUMMARY)
+#if defined(THREADS)
+        run Thread(0);
+        run Thread(1);
+        run Other()
+#elif defined(SUMMARY)
         sgen[0] = UNKNOWN;
         sgen[1] = UNKNOWN;
         sgen[2] = UNKNOWN;
