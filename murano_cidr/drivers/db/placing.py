@@ -22,6 +22,7 @@ rows frees the released rows that may be
 (:mod:`murano_cidr.drivers.db.releasing`).
 """
 
+import contextlib
 import secrets
 
 from oslo_db import exception as db_exc
@@ -41,11 +42,23 @@ LOG = logging.getLogger(__name__)
 _RANDOM = secrets.SystemRandom()
 
 
-def _bad_value(owner, scope, error):
-    return exceptions.InvalidArgument(
-        name="owner or scope", value=owner if scope is None else
-        "%s (scope %s)" % (owner, scope),
-        reason="the database cannot store it (%s)" % messages.one_line(error))
+@contextlib.contextmanager
+def _storable(owner, scope):
+    """Turn the database's refusal of a value into InvalidArgument."""
+    try:
+        yield
+    except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
+        raise exceptions.InvalidArgument(
+            name="owner or scope", value=owner if scope is None else
+            "%s (scope %s)" % (owner, scope),
+            reason="the database cannot store it (%s)"
+            % messages.one_line(e))
+
+
+def _new_row(owner, scope, pool, network):
+    """The column values of a new, unconfirmed allocation of ``network``."""
+    return queries.row_values(owner, scope, pool.version, network, False,
+                              queries.utcnow())
 
 
 def insert_unscoped(conn, owner, pool, taken_map):
@@ -70,15 +83,10 @@ def _insert(conn, owner, scope, pool, index, current=False):
     if index is None:
         return None
     network = pool[index]
-    values = queries.row_values(owner, scope, pool.version, network, False,
-                                queries.utcnow())
-    try:
-        if current:
-            inserted = queries.insert_unless_taken(conn, values)
-        else:
-            inserted = queries.insert_if_free(conn, values)
-    except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
-        raise _bad_value(owner, scope, e)
+    insert = (queries.insert_unless_taken if current
+              else queries.insert_if_free)
+    with _storable(owner, scope):
+        inserted = insert(conn, _new_row(owner, scope, pool, network))
     return str(network) if inserted else None
 
 
@@ -101,13 +109,10 @@ def lock_and_insert(conn, summaries, owner, scope, pool, taken_map):
         return queries.lock_scope(conn, scope), None, None
     index, current_at = drawn
     network = pool[index]
-    try:
+    with _storable(owner, scope):
         generation, inserted = queries.lock_and_insert(
-            conn, scope, current_at + 1, queries.row_values(
-                owner, scope, pool.version, network, False,
-                queries.utcnow()))
-    except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
-        raise _bad_value(owner, scope, e)
+            conn, scope, current_at + 1, _new_row(owner, scope, pool,
+                                                  network))
     if not inserted:
         return generation, None, None
     summary.block(index)
