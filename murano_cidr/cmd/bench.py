@@ -21,12 +21,12 @@ from murano_cidr.cmd import common
 from murano_cidr.cmd import simulate
 from murano_cidr.cmd import tool_options
 from murano_cidr import exceptions
+from murano_cidr import measuring
+from murano_cidr.measuring.bench import backends
+from murano_cidr.measuring.bench import report
+from murano_cidr.measuring.bench import runner
+from murano_cidr.measuring import progress
 from murano_cidr import messages
-from murano_cidr import tools
-from murano_cidr.tools.bench import backends
-from murano_cidr.tools.bench import report
-from murano_cidr.tools.bench import runner
-from murano_cidr.tools import progress
 
 PROG = "murano-cidr bench"
 
@@ -125,7 +125,7 @@ def do_bench(conf):
         sqlite_url=sqlite_url)
     settings.validate()
     if progress.wanted(args.quiet):
-        tools.require(PROG, "bench", "tqdm")
+        measuring.require(PROG, "bench", "tqdm")
     simulate.quiet_library_logs(conf)
     with progress.progress(settings.steps, quiet=args.quiet,
                            description="steps") as step:

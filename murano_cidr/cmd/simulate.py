@@ -27,13 +27,13 @@ from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import tool_options
 from murano_cidr import exceptions
+from murano_cidr import measuring
+from murano_cidr.measuring import progress
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import plot
+from murano_cidr.measuring.simulate import report
+from murano_cidr.measuring.simulate import runner
 from murano_cidr import opts
-from murano_cidr import tools
-from murano_cidr.tools import progress
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import plot
-from murano_cidr.tools.simulate import report
-from murano_cidr.tools.simulate import runner
 
 PROG = "murano-cidr simulate"
 
@@ -94,7 +94,7 @@ def first_failure(results):
     """Return the first result with failed trials, or None.
 
     :param results: a list of
-        :class:`~murano_cidr.tools.simulate.model.Result`.
+        :class:`~murano_cidr.measuring.simulate.model.Result`.
     """
     return next((r for r in results if r.errors), None)
 
@@ -161,7 +161,7 @@ def build_spec(conf):
 
     :param conf: the parsed configuration, with ``conf.command`` holding the
         command's arguments.
-    :returns: a :class:`~murano_cidr.tools.simulate.model.Spec`.
+    :returns: a :class:`~murano_cidr.measuring.simulate.model.Spec`.
     """
     args = conf.command
     group = conf[opts.GROUP]
@@ -199,7 +199,7 @@ def do_simulate(conf):
     spec = build_spec(conf)
     # Fail before the run, not after it.
     if progress.wanted(args.quiet):
-        tools.require(PROG, "simulate", "tqdm")
+        measuring.require(PROG, "simulate", "tqdm")
     if args.plot:
         check_plot_path(args.plot)
         plot.pyplot()

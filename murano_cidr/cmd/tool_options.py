@@ -12,7 +12,7 @@
 
 """The options ``simulate`` and ``bench`` share, spelled the same in both."""
 
-from murano_cidr import tools
+from murano_cidr import measuring
 
 
 def add_service_arguments(parser, db_help, coordination_help, repeat=False):
@@ -32,11 +32,11 @@ def add_service_arguments(parser, db_help, coordination_help, repeat=False):
 
 
 def add_format_argument(parser):
-    """Add ``--format``, one of :data:`murano_cidr.tools.FORMATS`.
+    """Add ``--format``, one of :data:`murano_cidr.measuring.FORMATS`.
 
     :param parser: the command's parser.
     """
     parser.add_argument(
-        "--format", choices=tools.FORMATS, default="table",
+        "--format", choices=measuring.FORMATS, default="table",
         help="Output: an aligned table for people (default), JSON with "
         "everything measured and how, or CSV with one row per figure.")

@@ -14,7 +14,7 @@
 
 A test-case mixin for any backend: the test case gives ``make_driver``
 (``[cidr_allocator]`` overrides) on a migrated database. The router is the
-simulator's :class:`~murano_cidr.tools.simulate.router.ModelRouter`, which
+simulator's :class:`~murano_cidr.measuring.simulate.router.ModelRouter`, which
 refuses an overlapping interface as Neutron does; the clock the driver
 records and compares release times with is the test's.
 
@@ -28,7 +28,7 @@ import os
 import fixtures
 
 from murano_cidr import exceptions
-from murano_cidr.tools.simulate import router as router_mod
+from murano_cidr.measuring.simulate import router as router_mod
 
 GRACE = 600
 SCOPE = "router-1"

@@ -20,7 +20,7 @@ functional ones.
 from unittest import mock
 
 from murano_cidr.drivers.db import connection
-from murano_cidr.tools.bench import counting
+from murano_cidr.measuring.bench import counting
 
 #: The statements of an allocation in a scope the process has seen, no
 #: other engine having allocated there since: the scope row's lock, which

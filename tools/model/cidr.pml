@@ -140,7 +140,7 @@
 
 #define OVERLAP(x, y) (((x) & (y)) != 0)
 
-/* -- the router (murano_cidr/tools/simulate/router.py, ModelRouter) ---- */
+/* -- the router (murano_cidr/measuring/simulate/router.py, ModelRouter) ---- */
 byte sub[NC];           /* engine + 1 whose subnet is on the router, or 0 */
 bool sconf[NC];         /* ghost: that subnet's allocation was confirmed */
 bool released[NC];      /* ghost: that subnet's network was released */

@@ -28,8 +28,8 @@ import json
 
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
+from murano_cidr.measuring.simulate import stats
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import stats
 
 K = 10
 SLOTS = 32

@@ -28,7 +28,7 @@ from murano_cidr.tests import base
 PACKAGE = "murano_cidr"
 
 #: What is not the runtime package: the tests and the tools.
-OUTSIDE_RUNTIME = ("murano_cidr.tests", "murano_cidr.tools")
+OUTSIDE_RUNTIME = ("murano_cidr.tests", "murano_cidr.measuring")
 
 
 def source_modules(top):

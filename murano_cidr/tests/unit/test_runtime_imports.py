@@ -32,7 +32,7 @@ RUNTIME_MODULES = ("murano_cidr", "murano_cidr.allocator",
 
 #: What only the tools and their extras bring.
 TOOL_LIBRARIES = ("tqdm", "matplotlib")
-TOOL_PACKAGES = ("murano_cidr.tools",)
+TOOL_PACKAGES = ("murano_cidr.measuring",)
 
 
 def loaded_after(code):

@@ -14,7 +14,7 @@
 and a Redis that goes away.
 
 Every engine plugs the subnet of each CIDR it is given into a model router
-(the simulator's :class:`murano_cidr.tools.simulate.router.ModelRouter`)
+(the simulator's :class:`murano_cidr.measuring.simulate.router.ModelRouter`)
 while it holds the reservation, and the router refuses, and records, any
 overlap. The invariant checked is that it never had to.
 """
@@ -30,13 +30,13 @@ import netaddr
 import tenacity
 
 from murano_cidr import exceptions
+from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import pifpaf_servers
 from murano_cidr.tests.functional.lock import redis_server
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
-from murano_cidr.tools.simulate import router as router_mod
 
 #: 64 candidate /24s: small enough that engines contend for them.
 POOL = {"pool_cidrs": ["10.40.0.0/18"], "subnet_prefixlen": 24}

@@ -25,11 +25,11 @@ import time
 from oslo_config import cfg
 
 from murano_cidr import allocator
+from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional import netns
 from murano_cidr.tests.functional import netns_reaper
-from murano_cidr.tools.simulate import router as router_mod
 
 #: How long a worker keeps trying while the lock service is down.
 OUTAGE_DEADLINE = 120

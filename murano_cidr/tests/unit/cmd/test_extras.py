@@ -18,9 +18,9 @@ from unittest import mock
 import fixtures
 
 from murano_cidr.cmd import cli
+from murano_cidr.measuring.bench import runner as bench_runner
+from murano_cidr.measuring.simulate import runner
 from murano_cidr.tests import base
-from murano_cidr.tools.bench import runner as bench_runner
-from murano_cidr.tools.simulate import runner
 
 
 class TestMissingExtras(base.TestCase):
@@ -35,7 +35,7 @@ class TestMissingExtras(base.TestCase):
     def on_a_terminal(self):
         # run_main's standard error is a string buffer, never a terminal.
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.tools.progress.wanted",
+            "murano_cidr.measuring.progress.wanted",
             side_effect=lambda quiet=False, stream=None: not quiet))
 
     def without(self, module):

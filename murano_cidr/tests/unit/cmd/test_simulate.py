@@ -19,9 +19,9 @@ import fixtures
 
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import simulate
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import runner
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import runner
 
 
 class TestSimulateCommand(base.TestCase):

@@ -18,10 +18,10 @@ import io
 import fixtures
 
 from murano_cidr.cmd import cli
+from murano_cidr.measuring.bench import backends
+from murano_cidr.measuring.bench import runner as bench_runner
 from murano_cidr.tests.unit.cmd import test_console
-from murano_cidr.tests.unit.tools.bench import test_bench
-from murano_cidr.tools.bench import backends
-from murano_cidr.tools.bench import runner as bench_runner
+from murano_cidr.tests.unit.measuring.bench import test_bench
 
 #: Where argparse starts an option's help when it does not fit beside it.
 HELP_COLUMN = 24

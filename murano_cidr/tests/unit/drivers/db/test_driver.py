@@ -35,11 +35,11 @@ from murano_cidr.drivers.db import options as cidr_db_options
 from murano_cidr.drivers.db import queries
 from murano_cidr.drivers.db import search
 from murano_cidr import exceptions
+from murano_cidr.measuring.bench import counting
 from murano_cidr import opts
 from murano_cidr.tests import release_window
 from murano_cidr.tests import round_trips
 from murano_cidr.tests.unit.drivers.db import base
-from murano_cidr.tools.bench import counting
 
 
 def _alloc(owner, cidr, scope="r", ip_version=4, **kwargs):

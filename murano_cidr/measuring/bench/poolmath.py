@@ -37,9 +37,9 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import confutils
+from murano_cidr.measuring.bench import timing
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
-from murano_cidr.tools.bench import timing
 
 LOG = logging.getLogger(__name__)
 

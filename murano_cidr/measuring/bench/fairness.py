@@ -17,7 +17,7 @@ together and each allocates (then releases) N CIDRs in one scope, as fast
 as they can. What is measured is how long each process waits: for its
 first allocation, at worst for any one allocation, and until its last::
 
-    python -m murano_cidr.tools.bench.fairness --server etcd \\
+    python -m murano_cidr.measuring.bench.fairness --server etcd \\
         --workers 6 --allocations 20
 
 ``--server etcd`` or ``--server zookeeper`` starts a private server on a
@@ -162,7 +162,7 @@ def _text(url, result):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m murano_cidr.tools.bench.fairness",
+        prog="python -m murano_cidr.measuring.bench.fairness",
         description="Measure how long engines sharing one scope wait for "
         "the lock driver's scope lock.")
     where = parser.add_mutually_exclusive_group(required=True)

@@ -47,12 +47,12 @@ from oslo_log import log as logging
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr import exceptions
+from murano_cidr.measuring import progress as progress_mod
+from murano_cidr.measuring.simulate import engine
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr import opts
 from murano_cidr import pool as pool_mod
-from murano_cidr.tools import progress as progress_mod
-from murano_cidr.tools.simulate import engine
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import router as router_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def write_config(path, driver, spec, state_path):
 
     :param path: the file to write.
     :param driver: the driver name.
-    :param spec: the :class:`~murano_cidr.tools.simulate.model.Spec`.
+    :param spec: the :class:`~murano_cidr.measuring.simulate.model.Spec`.
     :param state_path: the driver's private state directory.
     """
     groups = {opts.GROUP: {"driver": driver, "state_path": state_path}}
@@ -94,10 +94,10 @@ def _owner(rng):
 
 
 class Runner(object):
-    """Run a :class:`~murano_cidr.tools.simulate.model.Spec`.
+    """Run a :class:`~murano_cidr.measuring.simulate.model.Spec`.
 
     :param spec: what to simulate.
-    :param progress: a :class:`murano_cidr.tools.progress.Progress`, or
+    :param progress: a :class:`murano_cidr.measuring.progress.Progress`, or
         anything with a ``started()`` method (called once every engine is
         up) that is called with no argument after each trial.
     """
@@ -152,7 +152,8 @@ class Runner(object):
     def run(self):
         """Run every trial.
 
-        :returns: a list of :class:`~murano_cidr.tools.simulate.model.Result`,
+        :returns: a list of
+            :class:`~murano_cidr.measuring.simulate.model.Result`,
             by driver then K.
         :raises murano_cidr.exceptions.SimulationError: if an engine dies
             or hangs.
@@ -295,8 +296,8 @@ def collect(results, workers, poll=1.0, timeout=engine.STEP_TIMEOUT * 2):
 def run(spec, progress=None):
     """Run a simulation; see :class:`Runner`.
 
-    :param spec: a :class:`~murano_cidr.tools.simulate.model.Spec`.
+    :param spec: a :class:`~murano_cidr.measuring.simulate.model.Spec`.
     :param progress: see :class:`Runner`.
-    :returns: a list of :class:`~murano_cidr.tools.simulate.model.Result`.
+    :returns: a list of :class:`~murano_cidr.measuring.simulate.model.Result`.
     """
     return Runner(spec, progress).run()

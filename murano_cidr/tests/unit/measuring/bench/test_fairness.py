@@ -14,8 +14,8 @@
 
 import fixtures
 
+from murano_cidr.measuring.bench import fairness
 from murano_cidr.tests import base
-from murano_cidr.tools.bench import fairness
 
 
 class TestSummary(base.TestCase):

@@ -13,7 +13,7 @@
 
 """One Murano engine deploying environments, in a worker process.
 
-The runner (:mod:`murano_cidr.tools.simulate.runner`) starts the workers;
+The runner (:mod:`murano_cidr.measuring.simulate.runner`) starts the workers;
 each serves trials from its task queue: allocate with ``taken`` read from
 the model router, wait at the trial's barrier, plug the subnet in, confirm,
 release, and report the outcome.
@@ -25,8 +25,8 @@ import os
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr import exceptions
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import router as router_mod
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import router as router_mod
 
 #: Seconds an engine waits at the barrier, or the runner for an engine,
 #: before the run is declared stuck.
@@ -48,7 +48,8 @@ def serve(index, config_paths, barriers, tasks, results, router):
     :param barriers: a barrier of K parties for each K.
     :param tasks: this engine's task queue.
     :param results: the queue shared by every engine.
-    :param router: the :class:`~murano_cidr.tools.simulate.router.ModelRouter`.
+    :param router: the
+        :class:`~murano_cidr.measuring.simulate.router.ModelRouter`.
     """
     drivers = {}
     try:

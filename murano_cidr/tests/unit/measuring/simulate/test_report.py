@@ -16,9 +16,9 @@ import csv
 import io
 import json
 
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import report
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import report
 
 
 def results():

@@ -14,12 +14,12 @@
 
 Throughput: W worker processes each deploy N environments under one router
 (one scope), as engines would: allocate with ``taken`` read from a model
-router (:mod:`murano_cidr.tools.simulate.router`), plug the subnet into it,
+router (:mod:`murano_cidr.measuring.simulate.router`), plug the subnet into it,
 confirm. Latency is the time of ``allocate`` plus ``confirm``; throughput
 is all allocations over the wall time of the whole run, plugging included.
 Collisions are counted after the run, over every CIDR handed out.
 
-The cost as the pool fills is :mod:`murano_cidr.tools.bench.fillcost`'s.
+The cost as the pool fills is :mod:`murano_cidr.measuring.bench.fillcost`'s.
 """
 
 import contextlib
@@ -35,9 +35,9 @@ from oslo_log import log as logging
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr import exceptions
+from murano_cidr.measuring.bench import timing
+from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr import taken as taken_mod
-from murano_cidr.tools.bench import timing
-from murano_cidr.tools.simulate import router as router_mod
 
 LOG = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ matplotlib comes with the ``simulate`` extra and is imported only here,
 when a plot is asked for.
 """
 
-from murano_cidr import tools
-from murano_cidr.tools.simulate import stats
+from murano_cidr import measuring
+from murano_cidr.measuring.simulate import stats
 
 
 #: One look per driver, in order, so lines that coincide (db and lock
@@ -35,7 +35,7 @@ def pyplot():
     :raises murano_cidr.exceptions.MissingExtra: if matplotlib (the
         ``simulate`` extra) is not installed.
     """
-    tools.require("murano-cidr simulate --plot", "simulate", "matplotlib")
+    measuring.require("murano-cidr simulate --plot", "simulate", "matplotlib")
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
@@ -46,8 +46,8 @@ def title(results, spec=None):
     """Return the plot's title: what was measured, and how.
 
     :param results: a list of
-        :class:`~murano_cidr.tools.simulate.model.Result`.
-    :param spec: the :class:`~murano_cidr.tools.simulate.model.Spec` run.
+        :class:`~murano_cidr.measuring.simulate.model.Result`.
+    :param spec: the :class:`~murano_cidr.measuring.simulate.model.Spec` run.
     :returns: one or two lines naming the pool, the trials and the seed.
     """
     sizes = sorted({r.pool_size for r in results})

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Tools shipped with the library, never imported by it at run time.
+"""Measuring tools shipped with the library, never imported at run time.
 
 ``simulate`` and ``bench`` measure the drivers; a service that allocates
 CIDRs never loads them, nor the libraries they draw with (tqdm,

@@ -43,9 +43,9 @@ from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers.db import queries
-from murano_cidr.tools.bench import counting
-from murano_cidr.tools.bench import poolmath
-from murano_cidr.tools.bench import timing
+from murano_cidr.measuring.bench import counting
+from murano_cidr.measuring.bench import poolmath
+from murano_cidr.measuring.bench import timing
 
 Capability = capabilities.Capability
 
@@ -205,8 +205,9 @@ def _measure_case(driver, layout, fill, other, imports, samples, baseline,
 def db_targets(result):
     """Return the db driver's targets for one measured backend.
 
-    :param result: a :class:`~murano_cidr.tools.bench.drivers.DriverResult`.
-    :returns: a list of :class:`murano_cidr.tools.bench.poolmath.Target`,
+    :param result: a
+        :class:`~murano_cidr.measuring.bench.drivers.DriverResult`.
+    :returns: a list of :class:`murano_cidr.measuring.bench.poolmath.Target`,
         two per layout and fill level; empty for other drivers or a
         skipped backend.
     """

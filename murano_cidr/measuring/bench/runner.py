@@ -26,10 +26,10 @@ from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
-from murano_cidr.tools.bench import backends as backends_mod
-from murano_cidr.tools.bench import drivers
-from murano_cidr.tools.bench import fillcost
-from murano_cidr.tools.bench import poolmath
+from murano_cidr.measuring.bench import backends as backends_mod
+from murano_cidr.measuring.bench import drivers
+from murano_cidr.measuring.bench import fillcost
+from murano_cidr.measuring.bench import poolmath
 
 LOG = logging.getLogger(__name__)
 

@@ -33,9 +33,9 @@ import sqlalchemy as sa
 
 from murano_cidr import allocator
 from murano_cidr.drivers.db import options as db_options
+from murano_cidr.measuring.bench import timing
 from murano_cidr import messages
 from murano_cidr import opts
-from murano_cidr.tools.bench import timing
 
 LOG = logging.getLogger(__name__)
 

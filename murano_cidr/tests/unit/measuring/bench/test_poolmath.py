@@ -16,9 +16,9 @@ import random
 import uuid
 
 from murano_cidr import allocator
+from murano_cidr.measuring.bench import poolmath
+from murano_cidr.measuring.bench import timing
 from murano_cidr.tests import base
-from murano_cidr.tools.bench import poolmath
-from murano_cidr.tools.bench import timing
 
 
 class TestMuranoScan(base.TestCase):

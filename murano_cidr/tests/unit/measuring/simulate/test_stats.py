@@ -15,8 +15,8 @@
 import fractions
 import math
 
+from murano_cidr.measuring.simulate import stats
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import stats
 
 
 class TestWilsonInterval(base.TestCase):

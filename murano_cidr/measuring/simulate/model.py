@@ -16,7 +16,7 @@
 import dataclasses
 import typing
 
-from murano_cidr.tools.simulate import stats
+from murano_cidr.measuring.simulate import stats
 
 #: The outcomes an engine reports for one deployment.
 OK = "ok"

@@ -17,11 +17,11 @@ import queue
 
 from murano_cidr import confutils
 from murano_cidr import exceptions
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import runner
+from murano_cidr.measuring.simulate import stats
 from murano_cidr import opts
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import runner
-from murano_cidr.tools.simulate import stats
 
 
 class TestSpecValidation(base.TestCase):

@@ -48,7 +48,7 @@ def _align(rows):
 
 
 def table(doc):
-    """Return the results of :func:`~murano_cidr.tools.bench.runner.run`.
+    """Return the results of :func:`~murano_cidr.measuring.bench.runner.run`.
 
     :param doc: the dictionary returned by the runner.
     :returns: aligned tables: drivers, fill cost, pool math, targets.
@@ -158,7 +158,7 @@ def to_csv(doc):
 
 
 def render(doc, fmt):
-    """Return the results in one of :data:`murano_cidr.tools.FORMATS`."""
+    """Return the results in one of :data:`murano_cidr.measuring.FORMATS`."""
     if fmt == "json":
         return json.dumps(doc, indent=2, sort_keys=True)
     if fmt == "csv":

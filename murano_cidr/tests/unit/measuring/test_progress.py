@@ -15,8 +15,8 @@
 import io
 from unittest import mock
 
+from murano_cidr.measuring import progress
 from murano_cidr.tests import base
-from murano_cidr.tools import progress
 
 
 class Tty(io.StringIO):

@@ -12,7 +12,7 @@
 
 """How simulation results are shown: a table, JSON or CSV.
 
-The PNG plot is :mod:`murano_cidr.tools.simulate.plot`.
+The PNG plot is :mod:`murano_cidr.measuring.simulate.plot`.
 """
 
 import csv
@@ -36,7 +36,7 @@ def table(results):
     and its interval ("n/a" when no trial completed).
 
     :param results: a list of
-        :class:`~murano_cidr.tools.simulate.model.Result`.
+        :class:`~murano_cidr.measuring.simulate.model.Result`.
     :returns: the table as a string, one row per driver and K.
     """
     rows = [("DRIVER", "K", "TRIALS", "FREE", "COLLIDED", "P(COLLISION)",
@@ -63,7 +63,8 @@ def to_json(results, spec=None):
     """Return the results as a JSON document.
 
     :param results: a list of results.
-    :param spec: the :class:`~murano_cidr.tools.simulate.model.Spec`, recorded
+    :param spec: the
+        :class:`~murano_cidr.measuring.simulate.model.Spec`, recorded
         beside them so the numbers say how they were made.
     """
     doc = {"results": [r.to_dict() for r in results]}
@@ -86,7 +87,7 @@ def to_csv(results):
 
 
 def render(results, fmt, spec=None):
-    """Return the results in one of :data:`murano_cidr.tools.FORMATS`."""
+    """Return the results in one of :data:`murano_cidr.measuring.FORMATS`."""
     if fmt == "json":
         return to_json(results, spec)
     if fmt == "csv":

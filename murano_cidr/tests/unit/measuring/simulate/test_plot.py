@@ -17,10 +17,10 @@ import os
 from unittest import mock
 
 from murano_cidr import exceptions
+from murano_cidr.measuring.simulate import model
+from murano_cidr.measuring.simulate import plot
 from murano_cidr.tests import base
-from murano_cidr.tests.unit.tools.simulate import test_report
-from murano_cidr.tools.simulate import model
-from murano_cidr.tools.simulate import plot
+from murano_cidr.tests.unit.measuring.simulate import test_report
 
 
 class TestPlot(base.TestCase):

@@ -17,8 +17,8 @@ import os
 import sqlite3
 
 from murano_cidr import exceptions
+from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr.tests import base
-from murano_cidr.tools.simulate import router as router_mod
 
 
 def _plug(path, router_id, owner, cidr, results):

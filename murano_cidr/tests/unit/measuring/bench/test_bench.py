@@ -18,13 +18,13 @@ import random
 import fixtures
 
 from murano_cidr import exceptions
+from murano_cidr.measuring.bench import backends
+from murano_cidr.measuring.bench import drivers
+from murano_cidr.measuring.bench import fillcost
+from murano_cidr.measuring.bench import report
+from murano_cidr.measuring.bench import runner
 from murano_cidr.tests import base
 from murano_cidr.tests import round_trips
-from murano_cidr.tools.bench import backends
-from murano_cidr.tools.bench import drivers
-from murano_cidr.tools.bench import fillcost
-from murano_cidr.tools.bench import report
-from murano_cidr.tools.bench import runner
 
 
 class TestCountCollisions(base.TestCase):
