@@ -21,7 +21,8 @@ Exit codes:
 * ``3`` a database or lock service is unavailable;
 * ``4`` the SQLite database cannot be written: its file system is mounted
   read-only, or the file or its directory is not writable by this user;
-* ``5`` the SQLite database's file system has no space left.
+* ``5`` the SQLite database's file system has no space left;
+* ``128 + N`` ended by signal N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP.
 
 ``murano-cidr-status`` uses oslo.upgradecheck's codes instead (see
 :mod:`murano_cidr.cmd.status`).
@@ -38,6 +39,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 import murano_cidr
+from murano_cidr.cmd import interrupts
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr import opts
@@ -299,11 +301,11 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
         return debug or _debug(conf, argv)
 
     try:
-        code = func()
+        with interrupts.handled():
+            code = func()
         return EXIT_OK if code is None else code
-    except KeyboardInterrupt:
-        print("%s: interrupted" % prog, file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return interrupts.report(prog, e)
     except cfg.Error as e:
         if debugging():
             raise

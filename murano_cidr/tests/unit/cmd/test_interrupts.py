@@ -1,0 +1,72 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A signal ends a command through its clean-up: one line, exit 128 + N."""
+
+import os
+import signal
+
+from murano_cidr.cmd import common
+from murano_cidr.cmd import interrupts
+from murano_cidr.tests import base
+
+
+class TestInterrupts(base.TestCase):
+
+    def run_until(self, signum, handlers=None, again=True):
+        """Run a command that sends itself ``signum``; note its clean-up."""
+        cleaned = []
+
+        def command():
+            try:
+                os.kill(os.getpid(), signum)
+                # Python runs the handler between two bytecodes: by here.
+                cleaned.append("not interrupted")
+            finally:
+                if again:
+                    # A second signal during the clean-up changes nothing.
+                    os.kill(os.getpid(), signal.SIGINT)
+                cleaned.append("cleaned")
+        for number, handler in (handlers or {}).items():
+            self.addCleanup(signal.signal, number,
+                            signal.signal(number, handler))
+        code, _out, err = self.run_main(
+            lambda argv: common.run("murano-cidr", command, self.conf))
+        return code, err, cleaned
+
+    def test_each_signal_exits_128_plus_n_after_the_clean_up(self):
+        for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143),
+                             (signal.SIGHUP, 129)):
+            before = {n: signal.getsignal(n) for n in interrupts.SIGNALS}
+            got, err, cleaned = self.run_until(signum)
+            self.assertEqual(code, got)
+            self.assertEqual(["cleaned"], cleaned)
+            self.assertEqual("murano-cidr: interrupted by %s\n"
+                             % signal.Signals(signum).name, err)
+            # The handlers in place before are back.
+            self.assertEqual(before, {n: signal.getsignal(n)
+                                      for n in interrupts.SIGNALS})
+
+    def test_an_ignored_signal_stays_ignored(self):
+        code, err, cleaned = self.run_until(
+            signal.SIGHUP, {signal.SIGHUP: signal.SIG_IGN}, again=False)
+        self.assertEqual(0, code)
+        self.assertEqual(["not interrupted", "cleaned"], cleaned)
+        self.assertEqual("", err)
+
+    def test_a_plain_keyboard_interrupt_is_sigint(self):
+        def command():
+            raise KeyboardInterrupt()
+        code, _out, err = self.run_main(
+            lambda argv: common.run("murano-cidr", command, self.conf))
+        self.assertEqual(130, code)
+        self.assertEqual("murano-cidr: interrupted by SIGINT\n", err)
