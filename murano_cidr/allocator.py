@@ -144,21 +144,3 @@ def get_allocator(conf=None, require=(), action=None):
             extras=cls.extras) from e
     LOG.debug("Loaded CIDR allocator driver %s", cls.name)
     return driver
-
-
-def prepare(conf=None):
-    """Prepare the configured driver's store (``murano-cidr-manage``).
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
-        :data:`oslo_config.cfg.CONF` if None.
-    :raises murano_cidr.exceptions.DriverNotFound: if the driver is not
-        installed.
-    :raises murano_cidr.exceptions.MuranoCidrException: whatever the
-        driver's :meth:`~murano_cidr.drivers.hooks.DriverHooks.prepare`
-        raises.
-    """
-    if conf is None:
-        conf = cfg.CONF
-    cls = driver_class(conf)
-    cls.register_opts(conf)
-    cls.prepare(conf)

@@ -13,20 +13,30 @@
 """The options every driver reads, and ``list_opts()`` for the generator.
 
 They live in ``[cidr_allocator]``: which driver, where its state goes, and
-the pool. A driver's own options are defined in its package and returned by
-its ``list_opts()`` hook; :func:`list_opts` gathers them all, so the sample
-configuration and the documentation show every option.
+the pool. A driver's own options are defined in its package, which lists
+them under the :data:`OPTS_NAMESPACE` entry point namespace (by the
+driver's name); :func:`list_opts` gathers them all from there, so the
+sample configuration and the documentation show every option, and this
+module imports no driver.
 """
 
 import copy
 import os
 
 from oslo_config import cfg
+from oslo_log import log as logging
+import stevedore
 
 from murano_cidr._i18n import _
-from murano_cidr import drivers
+
+LOG = logging.getLogger(__name__)
 
 GROUP = "cidr_allocator"
+
+#: The entry point namespace where each driver's package lists its options:
+#: the driver's name, and a function returning ``(group, [options])``
+#: pairs, as ``list_opts()`` functions do.
+OPTS_NAMESPACE = "murano_cidr.allocator_opts"
 
 cidr_allocator_group = cfg.OptGroup(
     GROUP,
@@ -163,31 +173,18 @@ def register_common_opts(conf):
 def register_opts(conf):
     """Register murano-cidr's options and every installed driver's.
 
-    What a service or tool calls before it reads or overrides any option
+    What a tool or a test calls before it reads or overrides any option
     (``[cidr_allocator_database] connection``, say) of a driver it has not
-    built yet. Safe to call more than once on the same configuration
-    object.
+    built yet; a service leaves it to the driver it builds. The drivers'
+    options come from :data:`OPTS_NAMESPACE`: their options modules load,
+    their drivers do not. Safe to call more than once on the same
+    configuration object.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     """
     register_common_opts(conf)
-    for driver in drivers.driver_classes().values():
-        driver.register_opts(conf)
-
-
-def set_command_defaults(conf):
-    """Give the options the defaults a console script wants.
-
-    Every option is registered, then each installed driver's
-    ``command_defaults`` hook runs (the ``db`` driver waits seconds, not
-    minutes, for an unreachable database); values from the configuration
-    files still win.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-    """
-    register_opts(conf)
-    for driver in drivers.driver_classes().values():
-        driver.command_defaults(conf)
+    for listed in _drivers_opts():
+        register_listed(conf, listed)
 
 
 def register_listed(conf, listed):
@@ -214,16 +211,31 @@ def _fresh(group):
     return cfg.OptGroup(group.name, title=group.title, help=group.help)
 
 
+def _drivers_opts():
+    # Each installed driver's options, in driver name order; one whose
+    # options cannot be loaded is logged and left out.
+    manager = stevedore.ExtensionManager(
+        OPTS_NAMESPACE, invoke_on_load=False,
+        on_load_failure_callback=_log_failure)
+    return [ext.plugin() for ext in sorted(manager, key=lambda e: e.name)]
+
+
+def _log_failure(manager, entrypoint, exception):
+    LOG.warning("The options of allocator driver %s cannot be loaded: %s",
+                entrypoint.name, exception)
+
+
 def list_opts():
     """Return the options for oslo-config-generator and the docs.
 
-    murano-cidr's own, then each installed driver's (its ``list_opts()``
-    hook), found through the ``murano_cidr.allocators`` entry points as
-    castellan finds its back ends': a driver's options live in its package.
+    murano-cidr's own, then each installed driver's, found through
+    :data:`OPTS_NAMESPACE` as castellan finds its back ends': a driver's
+    options live in its package, which registers its ``list_opts``
+    function there.
 
     :returns: a list of ``(group, [options])`` pairs.
     """
     listed = [(cidr_allocator_group, copy.deepcopy(all_opts()))]
-    for driver in drivers.driver_classes().values():
-        listed.extend(driver.list_opts())
+    for pairs in _drivers_opts():
+        listed.extend(pairs)
     return listed

@@ -40,9 +40,9 @@ from oslo_log import log as logging
 
 import murano_cidr
 from murano_cidr.cmd import interrupts
+from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
 from murano_cidr import messages
-from murano_cidr import opts
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -182,7 +182,7 @@ def main(prog, command_opt, argv=None, description=None):
     """
     conf = cfg.ConfigOpts()
     register_logging(conf)
-    opts.set_command_defaults(conf)
+    driver_commands.set_command_defaults(conf)
     conf.register_cli_opt(command_opt)
     argv = sys.argv[1:] if argv is None else argv
 

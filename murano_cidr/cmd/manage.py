@@ -32,7 +32,7 @@ import sys
 
 from murano_cidr.cmd import common
 from murano_cidr.cmd import core_library
-from murano_cidr import drivers
+from murano_cidr.drivers import commands as driver_commands
 
 PROG = "murano-cidr-manage"
 
@@ -40,8 +40,8 @@ PROG = "murano-cidr-manage"
 def add_command_parsers(subparsers):
     """Add every installed driver's commands; the ``command`` handler."""
     subparsers.metavar = "COMMAND"
-    for driver in drivers.driver_classes().values():
-        driver.manage_commands(subparsers)
+    for commands in driver_commands.installed().values():
+        commands.manage_commands(subparsers)
     core_library.add_command_parsers(subparsers)
 
 

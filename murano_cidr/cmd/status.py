@@ -48,6 +48,7 @@ from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr import drivers as driver_package
 from murano_cidr.drivers import capabilities
+from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr import opts
@@ -115,7 +116,7 @@ class Checks(upgradecheck.UpgradeCommands):
                   ("Allocator driver", Checks.check_driver),
                   ("Store hosts", Checks.check_store_hosts)]
         for name, driver in drivers.items():
-            for title, check in driver.upgrade_checks():
+            for title, check in driver_commands.of(name).upgrade_checks():
                 checks.append((title, _driver_check(name, check)))
         # NOTE: upgradecheck runs the instance's checks; they depend on the
         # installed drivers, so they are built here rather than listed on
@@ -251,7 +252,7 @@ def main(argv=None):
     """
     conf = cfg.ConfigOpts()
     common.register_logging(conf)
-    opts.set_command_defaults(conf)
+    driver_commands.set_command_defaults(conf)
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():

@@ -10,15 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What the commands ask of a driver class, without building a driver.
+"""What is asked of a driver class, without building a driver.
 
 Commands never name a driver. They load its class and ask it: what can you
 do (:attr:`DriverHooks.capabilities`), which options are yours
-(:meth:`DriverHooks.list_opts`), prepare your store
-(:meth:`DriverHooks.prepare`), check that you are ready
-(:meth:`DriverHooks.upgrade_checks`), which extras install your client
-libraries (:attr:`DriverHooks.extras`). Adding a driver then touches only
-its own package and the entry point in ``setup.cfg``.
+(:meth:`DriverHooks.list_opts`), which extras install your client
+libraries (:attr:`DriverHooks.extras`). What only the commands ask (prepare
+your store, check that you are ready) is the driver's command side, in a
+module of its own (:mod:`murano_cidr.drivers.commands`), so that a service
+loading the class loads none of it. Adding a driver then touches only its
+own package and the entry points in ``setup.cfg``.
 """
 
 from murano_cidr.drivers import capabilities as caps
@@ -30,10 +31,9 @@ class DriverHooks(object):
     """The class-level side of an allocator driver.
 
     A driver announces what it can do in :attr:`capabilities`, the way tooz
-    drivers announce their characteristics, and everything else the
-    commands need through class-level hooks (:meth:`list_opts`,
-    :meth:`prepare`, :meth:`upgrade_checks`, :attr:`extras`), so that no
-    command names a driver.
+    drivers announce their characteristics, its options in
+    :meth:`list_opts` and its client libraries' extras in :attr:`extras`,
+    so that no command names a driver.
 
     :cvar name: the driver's entry point name.
     :cvar capabilities: a frozenset of
@@ -50,8 +50,6 @@ class DriverHooks(object):
     capabilities = frozenset()
     limitations = {}
     extras = ()
-
-    # -- hooks the commands call on the class, before or without a driver --
 
     @classmethod
     def list_opts(cls):
@@ -76,57 +74,6 @@ class DriverHooks(object):
         """
         opts.register_common_opts(conf)
         opts.register_listed(conf, cls.list_opts())
-
-    @classmethod
-    def prepare(cls, conf):
-        """Create what the driver needs before its first use.
-
-        ``murano-cidr-manage``, the simulator and the benchmarks call it;
-        the ``db`` driver creates or upgrades its tables here. The default
-        does nothing. It must be safe to run again.
-
-        :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-        :raises murano_cidr.exceptions.MuranoCidrException: if the store
-            cannot be prepared.
-        """
-
-    @classmethod
-    def upgrade_checks(cls):
-        """Return the driver's checks for ``murano-cidr-status upgrade check``.
-
-        Each check is called with the configuration and returns an
-        :class:`oslo_upgradecheck.upgradecheck.Result` whose details are one
-        line saying what to do. It is run only when the driver is the
-        configured one; otherwise the command reports it as not used.
-        An exception it raises is reported as a failure.
-
-        :returns: a list of ``(title, check)`` pairs.
-        """
-        return []
-
-    @classmethod
-    def command_defaults(cls, conf):
-        """Set the defaults of the driver's options for a console script.
-
-        A command an operator waits for wants short timeouts where a
-        service wants patience: the ``db`` driver waits seconds, not
-        minutes, for an unreachable database. The options are registered;
-        values from configuration files still win. The default sets none.
-
-        :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-        """
-
-    @classmethod
-    def manage_commands(cls, subparsers):
-        """Add the driver's commands to ``murano-cidr-manage``.
-
-        The ``db`` driver adds ``db sync``, ``db version`` and ``db
-        stamp``. Each parser sets ``action``, a callable taking the
-        configuration and returning an exit code (or None). The default adds
-        none.
-
-        :param subparsers: the ``argparse`` sub-parsers of the command line.
-        """
 
     @classmethod
     def has(cls, capability):

@@ -216,7 +216,7 @@ def _install(conf):
         LOG.info("murano-cidr is not in [murano] enabled_plugins: the "
                  "engine picks subnet CIDRs itself, as before")
         return DISABLED
-    opts.register_opts(conf)
+    opts.register_common_opts(conf)
     where = _explicit(conf)
     if where is None:
         LOG.info("murano-cidr: [cidr_allocator] driver is not set in the "

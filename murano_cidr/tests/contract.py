@@ -49,6 +49,7 @@ import netaddr
 from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
+from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
 from murano_cidr.tests import release_window
 
@@ -83,7 +84,7 @@ class DriverContractTests(object):
         prepare = vars(self).get("prepare", type(self).prepare)
         if prepare is not None:
             prepare(self)
-        allocator.prepare(self.conf)
+        driver_commands.prepare(self.conf)
         driver = allocator.get_allocator(self.conf)
         self.addCleanup(driver.close)
         return driver

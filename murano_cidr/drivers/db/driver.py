@@ -65,14 +65,12 @@ from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import importing as db_importing
-from murano_cidr.drivers.db import manage as db_manage
-from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import placing
 from murano_cidr.drivers.db import queries
 from murano_cidr.drivers.db import releasing
+from murano_cidr.drivers.db import revisions
 from murano_cidr.drivers.db import search
-from murano_cidr.drivers.db import status as db_status
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
@@ -123,27 +121,10 @@ class DbDriver(base.AllocatorDriver):
     def list_opts(cls):
         return db_options.list_opts()
 
-    @classmethod
-    def prepare(cls, conf):
-        """Create or upgrade the tables (``db sync`` to head)."""
-        migration.upgrade(conf)
-
-    @classmethod
-    def upgrade_checks(cls):
-        return [("Database", db_status.check_database)]
-
-    @classmethod
-    def command_defaults(cls, conf):
-        db_options.set_command_defaults(conf)
-
-    @classmethod
-    def manage_commands(cls, subparsers):
-        db_manage.add_command_parsers(subparsers)
-
     def __init__(self, conf):
         super().__init__(conf)
         self.database = api.Database(conf,
-                                     schema_check=migration.check_schema)
+                                     schema_check=revisions.check_schema)
         self._summaries = search.Summaries()
         self.release_grace = datetime.timedelta(
             seconds=conf[opts.GROUP].release_grace)

@@ -58,24 +58,6 @@ def check_upgradable(connection, url="the database"):
         raise revisions.unrecorded(url, foreign)
 
 
-def check_schema(connection, url="the database"):
-    """Check the schema of a database before the driver uses it.
-
-    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
-
-    :param connection: an open SQLAlchemy connection.
-    :param url: the database, for the message (no password).
-    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
-        missing or at an older revision.
-    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
-        a recorded revision.
-    """
-    current = revisions.revision_of(connection)
-    revisions.check_revision(
-        current, url, revisions.tables_of(connection) if current is None
-        else ())
-
-
 def upgrade_engine(engine, revision="head"):
     """Upgrade the driver's tables in the database of an engine.
 

@@ -206,3 +206,20 @@ def check_known_revision(connection, url="the database"):
         raise exceptions.UnknownRevision(url=url, revision=current,
                                          head=head_revision())
     return current
+
+
+def check_schema(connection, url="the database"):
+    """Check the schema of a database before the driver uses it.
+
+    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
+
+    :param connection: an open SQLAlchemy connection.
+    :param url: the database, for the message (no password).
+    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
+        missing or at an older revision.
+    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
+        a recorded revision.
+    """
+    current = revision_of(connection)
+    check_revision(current, url,
+                   tables_of(connection) if current is None else ())

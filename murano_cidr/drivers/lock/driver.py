@@ -29,7 +29,6 @@ from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import file_backend
 from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import picking
-from murano_cidr.drivers.lock import status as lock_status
 from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr import opts
@@ -187,10 +186,6 @@ class LockDriver(base.AllocatorDriver):
     @classmethod
     def list_opts(cls):
         return lock_options.list_opts()
-
-    @classmethod
-    def upgrade_checks(cls):
-        return [("Lock service", lock_status.check_lock_service)]
 
     def __init__(self, conf):
         super().__init__(conf)

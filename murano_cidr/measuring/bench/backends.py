@@ -31,7 +31,7 @@ from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from murano_cidr import allocator
+from murano_cidr.drivers import commands as driver_commands
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.measuring.bench import timing
 from murano_cidr import messages
@@ -114,7 +114,7 @@ class Backend(object):
 
         :param conf: the driver's configuration.
         """
-        allocator.driver_class(conf, self.driver).prepare(conf)
+        driver_commands.prepare(conf, self.driver)
 
     def baseline(self, conf, repeat):
         """Time one bare operation of the service.

@@ -46,6 +46,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import confutils
+from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
 from murano_cidr.measuring import progress as progress_mod
 from murano_cidr.measuring.simulate import engine
@@ -86,7 +87,7 @@ def prepare_driver(name, conf):
     :param name: the driver name.
     :param conf: its configuration.
     """
-    allocator.driver_class(conf, name).prepare(conf)
+    driver_commands.prepare(conf, name)
 
 
 def _owner(rng):

@@ -37,14 +37,14 @@ REGISTERING = frozenset({
 SITES = frozenset({
     # Where the allocator is built.
     ("murano_cidr.allocator", "driver_class"),
-    ("murano_cidr.allocator", "prepare"),
+    ("murano_cidr.drivers.commands", "prepare"),
     # The driver's constructor, through its class's hook.
     ("murano_cidr.drivers.base", "__init__"),
     ("murano_cidr.drivers.hooks", "register_opts"),
     # The registration helpers themselves.
     ("murano_cidr.opts", "register_common_opts"),
     ("murano_cidr.opts", "register_opts"),
-    ("murano_cidr.opts", "set_command_defaults"),
+    ("murano_cidr.drivers.commands", "set_command_defaults"),
     ("murano_cidr.opts", "register_listed"),
     # Every installed driver's, for programs that build none.
     ("murano_cidr.confutils", "load"),

@@ -10,14 +10,15 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""A fifth driver joins by its own module and an entry point, nothing else.
+"""A fifth driver joins by its own module and entry points, nothing else.
 
-:class:`ToyDriver` is a driver as a third party would write it: its options,
-its status check and its capabilities are its own. The test installs it the
-way ``setup.cfg`` would (an entry point in a distribution's metadata, on
-``sys.path``) and finds it in the sample configuration, in
-``murano-cidr-status upgrade check``, in the commands and in the contract
-suite, without any other change to murano-cidr.
+:class:`ToyDriver` is a driver as a third party would write it: its options
+(:func:`list_toy_opts`), its status check (:class:`ToyCommands`) and its
+capabilities are its own. The test installs it the way ``setup.cfg`` would
+(entry points in a distribution's metadata, on ``sys.path``) and finds it
+in the sample configuration, in ``murano-cidr-status upgrade check``, in
+the commands and in the contract suite, without any other change to
+murano-cidr.
 """
 
 import io
@@ -35,6 +36,7 @@ from murano_cidr import allocator
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import status
 from murano_cidr.drivers import capabilities
+from murano_cidr.drivers import commands
 from murano_cidr.drivers import stateless
 from murano_cidr import opts
 from murano_cidr.tests import base
@@ -68,18 +70,27 @@ class ToyDriver(stateless.StatelessDriver):
 
     @classmethod
     def list_opts(cls):
-        return [(TOY_GROUP, toy_opts)]
-
-    @classmethod
-    def upgrade_checks(cls):
-        return [("Toy", check_toy)]
+        return list_toy_opts()
 
     def pick(self, owner, pool, free_map):
         return free_map.next_free(self.conf[TOY_GROUP].start)
 
 
+def list_toy_opts():
+    """The toy driver's options, for the sample configuration."""
+    return [(TOY_GROUP, toy_opts)]
+
+
+class ToyCommands(commands.DriverCommands):
+    """The toy driver's command side: its status check."""
+
+    @classmethod
+    def upgrade_checks(cls):
+        return [("Toy", check_toy)]
+
+
 class ToyEntryPoint(fixtures.Fixture):
-    """Install :class:`ToyDriver` as setup.cfg would: an entry point."""
+    """Install :class:`ToyDriver` as setup.cfg would: entry points."""
 
     def _setUp(self):
         site = self.useFixture(fixtures.TempDir()).path
@@ -89,8 +100,10 @@ class ToyEntryPoint(fixtures.Fixture):
             f.write("Metadata-Version: 2.1\nName: murano-cidr-toy\n"
                     "Version: 1.0\n")
         with open(os.path.join(dist_info, "entry_points.txt"), "w") as f:
-            f.write("[murano_cidr.allocators]\ntoy = %s:ToyDriver\n"
-                    % __name__)
+            f.write("[murano_cidr.allocators]\ntoy = {0}:ToyDriver\n"
+                    "[murano_cidr.allocator_opts]\ntoy = {0}:list_toy_opts\n"
+                    "[murano_cidr.allocator_commands]\n"
+                    "toy = {0}:ToyCommands\n".format(__name__))
         self.useFixture(fixtures.MonkeyPatch("sys.path",
                                              sys.path + [site]))
         # NOTE: stevedore remembers each namespace's entry points per

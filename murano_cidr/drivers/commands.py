@@ -1,0 +1,148 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A driver's side of the commands: what an operator's tools ask of it.
+
+Commands never name a driver. Besides its class (what it can do, its
+options: :class:`~murano_cidr.drivers.hooks.DriverHooks`), a driver's
+package may register, under :data:`NAMESPACE` and the driver's name, a
+:class:`DriverCommands` subclass: prepare your store (:meth:`prepare`),
+check that you are ready (:meth:`upgrade_checks`), the defaults a console
+script wants (:meth:`command_defaults`), your ``murano-cidr-manage``
+commands (:meth:`manage_commands`). It lives in a module of its own, which
+only the commands, the tools and the tests load: a service that builds the
+driver never imports migrations, status checks or command parsers.
+"""
+
+from oslo_log import log as logging
+import stevedore
+
+from murano_cidr import allocator
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+#: The entry point namespace of the drivers' command sides.
+NAMESPACE = "murano_cidr.allocator_commands"
+
+
+class DriverCommands(object):
+    """What the commands ask of a driver; a driver without any gets this."""
+
+    @classmethod
+    def prepare(cls, conf):
+        """Create what the driver needs before its first use.
+
+        ``murano-cidr-manage``, the simulator and the benchmarks call it
+        (through :func:`prepare`); the ``db`` driver creates or upgrades its
+        tables here. The default does nothing. It must be safe to run again.
+
+        :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the
+            driver's options registered.
+        :raises murano_cidr.exceptions.MuranoCidrException: if the store
+            cannot be prepared.
+        """
+
+    @classmethod
+    def upgrade_checks(cls):
+        """Return the driver's checks for ``murano-cidr-status upgrade check``.
+
+        Each check is called with the configuration and returns an
+        :class:`oslo_upgradecheck.upgradecheck.Result` whose details are one
+        line saying what to do. It is run only when the driver is the
+        configured one; otherwise the command reports it as not used.
+        An exception it raises is reported as a failure.
+
+        :returns: a list of ``(title, check)`` pairs.
+        """
+        return []
+
+    @classmethod
+    def command_defaults(cls, conf):
+        """Set the defaults of the driver's options for a console script.
+
+        A command an operator waits for wants short timeouts where a
+        service wants patience: the ``db`` driver waits seconds, not
+        minutes, for an unreachable database. The options are registered;
+        values from configuration files still win. The default sets none.
+
+        :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+        """
+
+    @classmethod
+    def manage_commands(cls, subparsers):
+        """Add the driver's commands to ``murano-cidr-manage``.
+
+        The ``db`` driver adds ``db sync``, ``db version`` and ``db
+        stamp``. Each parser sets ``action``, a callable taking the
+        configuration and returning an exit code (or None). The default adds
+        none.
+
+        :param subparsers: the ``argparse`` sub-parsers of the command line.
+        """
+
+
+def installed():
+    """Return the command side of every installed driver that has one.
+
+    A command side that cannot be loaded is left out and logged.
+
+    :returns: a dictionary from driver name to :class:`DriverCommands`
+        subclass, in name order.
+    """
+    manager = stevedore.ExtensionManager(
+        NAMESPACE, invoke_on_load=False,
+        on_load_failure_callback=_log_failure)
+    return {ext.name: ext.plugin
+            for ext in sorted(manager, key=lambda ext: ext.name)}
+
+
+def _log_failure(manager, entrypoint, exception):
+    LOG.warning("The commands of allocator driver %s cannot be loaded: %s",
+                entrypoint.name, exception)
+
+
+def of(name):
+    """Return a driver's command side; :class:`DriverCommands` if none.
+
+    :param name: the driver's name.
+    """
+    return installed().get(name, DriverCommands)
+
+
+def prepare(conf, name=None):
+    """Prepare a driver's store (``murano-cidr-manage``, the tools).
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param name: the driver's name; ``[cidr_allocator] driver`` if None.
+    :raises murano_cidr.exceptions.DriverNotFound: if the driver is not
+        installed.
+    :raises murano_cidr.exceptions.MuranoCidrException: whatever the
+        driver's :meth:`DriverCommands.prepare` raises.
+    """
+    cls = allocator.driver_class(conf, name)
+    cls.register_opts(conf)
+    of(name or conf[opts.GROUP].driver).prepare(conf)
+
+
+def set_command_defaults(conf):
+    """Give the options the defaults a console script wants.
+
+    Every option is registered (:func:`murano_cidr.opts.register_opts`),
+    then each installed driver's :meth:`DriverCommands.command_defaults`
+    runs; values from the configuration files still win.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    opts.register_opts(conf)
+    for commands in installed().values():
+        commands.command_defaults(conf)
