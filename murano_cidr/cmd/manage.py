@@ -12,8 +12,8 @@
 
 """``murano-cidr-manage``: prepare and inspect the drivers' stores.
 
-Each installed driver adds its own commands (its ``manage_commands()``
-hook); the ``db`` driver's create and upgrade its tables::
+Each installed driver adds its own commands (its command side's
+``manage_commands()``); the ``db`` driver's create and upgrade its tables::
 
     murano-cidr-manage [--config-file murano.conf] db sync [REVISION]
     murano-cidr-manage [--config-file murano.conf] db version
