@@ -112,40 +112,10 @@ class Database(object):
         self.connect_interval = group.retry_interval
         self._schema_check = schema_check
         self._synced = schema_check is None
+        self._connected = False
         self._sync_lock = threading.Lock()
         self._manager = enginefacade.transaction_context()
-        settings = {
-            # Everything is set here, so nothing is read from the global
-            # [database] group of the service this library lives in.
-            "connection": url,
-            "slave_connection": None,
-            "asyncio_connection": None,
-            "asyncio_slave_connection": None,
-            "sqlite_fk": False,
-            "mysql_sql_mode": group.mysql_sql_mode or None,
-            "mysql_wsrep_sync_wait": None,
-            "connection_recycle_time": group.connection_recycle_time,
-            "connection_debug": group.connection_debug,
-            "max_pool_size": group.max_pool_size,
-            "max_overflow": group.max_overflow,
-            "pool_timeout": group.pool_timeout,
-            "sqlite_synchronous": group.sqlite_synchronous,
-            "connection_trace": group.connection_trace,
-            "connection_parameters": None,
-            # oslo.db tries the first connection of the engine max_retries
-            # times, retry_interval seconds apart.
-            "max_retries": self.connect_retries,
-            "retry_interval": self.connect_interval,
-            # NOTE: oslo.db's yield at each check-in is a trip through the
-            # OS scheduler outside eventlet (a millisecond on a busy host);
-            # connection.fewer_round_trips yields under eventlet only.
-            "thread_checkin": False,
-            "json_serializer": None,
-            "json_deserializer": None,
-            "logging_name": None,
-            "expire_on_commit": False,
-            "synchronous_reader": True,
-        }
+        settings = connection.facade_settings(group, url)
         with warnings.catch_warnings():
             # NOTE: older oslo.db releases do not know the asyncio keys;
             # they warn and ignore them, which is what we want.
@@ -155,18 +125,20 @@ class Database(object):
         self._manager.append_on_engine_create(connection.read_committed)
         self._manager.append_on_engine_create(connection.fewer_round_trips)
 
-    def _retry(self, func):
+    def _deadline(self):
+        return time.monotonic() + self.call_timeout
+
+    def _retry(self, func, deadline):
         """Run ``func(connected)`` with the retries of one call.
 
         ``func`` calls ``connected(True)`` once it holds a connection.
 
         A lost race, a deadlock or a connection lost after it was made is
-        retried, at most ``db_max_retries`` times and never once
-        ``call_timeout`` seconds have passed; a connection that cannot be
-        made ends the call (the first one of the process was already
-        waited for: :meth:`wait_for_connection`).
+        retried, at most ``db_max_retries`` times and never after
+        ``deadline`` (a :func:`time.monotonic` time); a connection that
+        cannot be made ends the call (the first one of the process was
+        already waited for: :meth:`wait_for_connection`).
         """
-        deadline = time.monotonic() + self.call_timeout
         connected = []
 
         def attempt():
@@ -176,7 +148,7 @@ class Database(object):
         def retriable(error):
             if time.monotonic() >= deadline:
                 return False
-            if isinstance(error, db_exc.DBConnectionError):
+            if timeouts.connection_failed(error):
                 return bool(connected)
             return (isinstance(error, db_exc.DBDeadlock)
                     or _retry_on(error))
@@ -200,15 +172,8 @@ class Database(object):
             connection.create_directory(self._directory)
             self._directory = None
         with self.translate_errors():
-            try:
-                return self._manager.writer.get_engine()
-            except db_exc.DBConnectionError as e:
-                # oslo.db tried the first connection (max_retries).
-                raise self.unavailable(
-                    "cannot connect, %d attempts %d s apart ([%s] "
-                    "max_retries, retry_interval) (%s)"
-                    % (max(self.connect_retries, 1), self.connect_interval,
-                       db_options.GROUP, messages.one_line(e)))
+            # Nothing connects here (see wait_for_connection).
+            return self._manager.writer.get_engine()
 
     @contextlib.contextmanager
     def translate_errors(self):
@@ -239,6 +204,9 @@ class Database(object):
             raise self.unavailable(
                 "cannot connect (%s)" % messages.one_line(e))
         except (db_exc.DBError, sa_exc.SQLAlchemyError) as e:
+            if timeouts.connection_failed(e):
+                raise self.unavailable(
+                    "cannot connect (%s)" % messages.one_line(e))
             if _is_sqlite_busy(e):
                 raise self.unavailable(
                     "the SQLite file stayed locked through %d retries"
@@ -261,30 +229,82 @@ class Database(object):
         return exceptions.DatabaseUnavailable(url=self.safe_url,
                                               reason=reason)
 
-    def wait_for_connection(self):
-        """Connect once, waiting for a database that does not answer yet.
+    def wait_for_connection(self, deadline=None):
+        """Make the process's first connection, waiting for the database.
 
-        oslo.db tries the first connection ``[cidr_allocator_database]
-        max_retries`` times, ``retry_interval`` seconds apart, logging each
-        failure (its options; the console scripts default to fewer, see
-        :func:`murano_cidr.drivers.db.options.set_command_defaults`). Run
-        once, before the first operation.
+        Tried at most ``[cidr_allocator_database] max_retries`` times
+        (once for 0), ``retry_interval`` seconds apart, each failure
+        logged; no attempt starts after ``deadline``, so the first call of
+        a process ends within the bound of any other (the console scripts
+        default to fewer attempts, see
+        :func:`murano_cidr.drivers.db.options.set_command_defaults`).
+        Returns at once after a connection succeeded.
 
+        :param deadline: a :func:`time.monotonic` time; None for
+            ``call_timeout`` from now.
         :raises murano_cidr.exceptions.DatabaseUnavailable: if no attempt
             connects.
         """
-        self.engine  # oslo.db creates it once a connection succeeded
+        if self._connected:
+            return
+        if deadline is None:
+            deadline = self._deadline()
+        attempts = max(self.connect_retries, 1)
+        failures = []
+
+        def retriable(error):
+            if not timeouts.connection_failed(error):
+                return False
+            failures.append(error)
+            again = (len(failures) < attempts and time.monotonic()
+                     + self.connect_interval < deadline)
+            if again:
+                # The last failure is the error the call raises.
+                LOG.warning("Cannot connect to the allocation database %s "
+                            "(attempt %d of at most %d), trying again in "
+                            "%d s: %s", self.safe_url, len(failures),
+                            attempts, self.connect_interval,
+                            messages.one_line(error.__cause__ or error))
+            return again
+
+        def connect():
+            with self.engine.connect():
+                pass
+
+        # NOTE: the checker, not the decorator, counts the attempts:
+        # oslo.db logs a traceback when its own count runs out.
+        retrying = oslo_db_api.wrap_db_retry(
+            max_retries=attempts, retry_interval=self.connect_interval,
+            inc_retry_interval=False, exception_checker=retriable)
+        with self.translate_errors():
+            try:
+                retrying(connect)()
+            except (db_exc.DBError, sa_exc.DBAPIError) as e:
+                if not timeouts.connection_failed(e):
+                    raise
+                raise self.unavailable(
+                    "cannot connect, %d attempts %d s apart within %d s "
+                    "([%s] max_retries, retry_interval, call_timeout) (%s)"
+                    % (len(failures), self.connect_interval,
+                       self.call_timeout, db_options.GROUP,
+                       messages.one_line(e)))
+        self._connected = True
 
     # -- schema --------------------------------------------------------------
 
-    def ensure_synced(self):
+    def ensure_synced(self, deadline=None):
         """Run the schema check once (see the constructor).
 
+        :param deadline: as for :meth:`wait_for_connection`.
         :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
             missing or older than this code.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+            cannot be reached.
         """
         if self._synced:
             return
+        if deadline is None:
+            deadline = self._deadline()
         with self._sync_lock:
             if self._synced:
                 return
@@ -295,7 +315,7 @@ class Database(object):
                 raise exceptions.DatabaseNotSynced(
                     url=self.safe_url, reason="the SQLite file %s does not "
                     "exist yet" % path)
-            self.wait_for_connection()
+            self.wait_for_connection(deadline)
 
             def attempt(connected):
                 with self.engine.connect() as connection:
@@ -305,7 +325,7 @@ class Database(object):
             # A server that is restarting or failing over gets the same
             # retries as any other operation.
             with self.translate_errors():
-                self._retry(attempt)
+                self._retry(attempt, deadline)
             self._synced = True
 
     # -- transactions ------------------------------------------------------
@@ -358,7 +378,10 @@ class Database(object):
                                  contextlib.nullcontext)
 
     def _transaction(self, side, func, args, kwargs, guard):
-        self.ensure_synced()
+        # One deadline for the whole call, the first connection included.
+        deadline = self._deadline()
+        self.ensure_synced(deadline)
+        self.wait_for_connection(deadline)
 
         def attempt(connected):
             # NOTE: taken again on every attempt, so a retry's pause does
@@ -368,7 +391,7 @@ class Database(object):
                 return func(conn, *args, **kwargs)
 
         with self.translate_errors():
-            return self._retry(attempt)
+            return self._retry(attempt, deadline)
 
     def close(self):
         """Close the pooled connections (the engine stays usable)."""

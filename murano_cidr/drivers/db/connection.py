@@ -112,6 +112,50 @@ def serves_one_host(url):
         return False
 
 
+def facade_settings(group, url):
+    """Return the settings of the driver's own oslo.db enginefacade.
+
+    Everything is set here, so nothing is read from the global
+    ``[database]`` group of the service this library lives in.
+
+    :param group: the ``[cidr_allocator_database]`` option group.
+    :param url: the URL to connect to, with its parameters.
+    :returns: a dict for ``enginefacade.transaction_context().configure``.
+    """
+    return {
+        "connection": url,
+        "slave_connection": None,
+        "asyncio_connection": None,
+        "asyncio_slave_connection": None,
+        "sqlite_fk": False,
+        "mysql_sql_mode": group.mysql_sql_mode or None,
+        "mysql_wsrep_sync_wait": None,
+        "connection_recycle_time": group.connection_recycle_time,
+        "connection_debug": group.connection_debug,
+        "max_pool_size": group.max_pool_size,
+        "max_overflow": group.max_overflow,
+        "pool_timeout": group.pool_timeout,
+        "sqlite_synchronous": group.sqlite_synchronous,
+        "connection_trace": group.connection_trace,
+        "connection_parameters": None,
+        # NOTE: oslo.db would try the first connection when it builds
+        # the engine, max_retries times retry_interval seconds apart,
+        # whatever call_timeout is; wait_for_connection does it within
+        # the call's deadline instead (api.Database.wait_for_connection).
+        "max_retries": 0,
+        "retry_interval": group.retry_interval,
+        # NOTE: oslo.db's yield at each check-in is a trip through the
+        # OS scheduler outside eventlet (a millisecond on a busy host);
+        # fewer_round_trips yields under eventlet only.
+        "thread_checkin": False,
+        "json_serializer": None,
+        "json_deserializer": None,
+        "logging_name": None,
+        "expire_on_commit": False,
+        "synchronous_reader": True,
+    }
+
+
 def sqlite_wal(engine):
     """Let SQLite readers and the writer proceed side by side (WAL).
 

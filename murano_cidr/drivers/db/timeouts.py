@@ -26,15 +26,10 @@ win over them, key by key (:func:`merged_url`). The whole call is bounded by
 from urllib import parse
 
 from oslo_db import exception as db_exc
-from oslo_db.sqlalchemy import exc_filters
 import sqlalchemy as sa
 
 from murano_cidr import exceptions
 
-try:
-    import psycopg2
-except ImportError:  # the [postgresql] extra is not installed
-    psycopg2 = None
 try:
     from pymysql import charset as pymysql_charset
 except ImportError:  # the [mysql] extra is not installed
@@ -186,19 +181,32 @@ def _check_charset(url, charset, group):
             reason="charset=%s is not a MySQL character set" % charset)
 
 
-if psycopg2 is not None:
-    # NOTE: oslo.db counts a PostgreSQL connection failure as "cannot
-    # connect" only by libpq's message before libpq 14 ("could not connect
-    # to server"). psycopg2 raises a subclass of OperationalError for an
-    # error of the server's SQL (QueryCanceled, LockNotAvailable, ...);
-    # the class itself, without an SQLSTATE, means the connection could
-    # not be made or was lost. This filter, on oslo.db's own registry (for
-    # every engine of the process), runs after oslo.db's PostgreSQL filters
-    # (a missing database stays DBNonExistentDatabase) and before its
-    # catch-all; every other error passes on unchanged.
-    @exc_filters.filters("postgresql", psycopg2.OperationalError, r".*")
-    def _no_sqlstate_is_a_connection_error(error, match, engine_name,
-                                           is_disconnect):
-        if (type(error) is psycopg2.OperationalError
-                and getattr(error, "pgcode", None) is None):
-            raise db_exc.DBConnectionError(error)
+def connection_failed(error):
+    """Tell whether an oslo.db error means no usable connection.
+
+    oslo.db reports a connection that could not be made, or was lost, as
+    :class:`oslo_db.exception.DBConnectionError`, except on PostgreSQL
+    with libpq 14 and later, whose "connection to server at ... failed"
+    it does not recognise (a plain :class:`oslo_db.exception.DBError`, or
+    SQLAlchemy's own error when no connection was made).
+    psycopg raises an ``OperationalError`` carrying an SQLSTATE for an
+    error of the server's SQL (a cancelled statement, a lock not
+    granted); one without an SQLSTATE means the connection could not be
+    made or was lost. Classified here, for this driver's calls only:
+    oslo.db's process-wide filters stay as they are.
+
+    :param error: an exception (oslo.db's, SQLAlchemy's or another).
+    :returns: True for a connection that could not be made or was lost.
+    """
+    if isinstance(error, db_exc.DBConnectionError):
+        return True
+    if isinstance(error, db_exc.DBError):
+        error = error.inner_exception
+    # SQLAlchemy's error, wrapped by oslo.db or not (a connection that
+    # could not be made is not always wrapped).
+    inner = getattr(error, "orig", None)
+    kind = type(inner)
+    return (kind.__name__ == "OperationalError"
+            and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")
+            and getattr(inner, "pgcode", None) is None
+            and getattr(inner, "sqlstate", None) is None)

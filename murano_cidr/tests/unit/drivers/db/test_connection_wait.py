@@ -13,7 +13,8 @@
 """Waiting for a database that does not answer: said, and bounded.
 
 The pauses are recorded, not slept: oslo.db's retry decorator sleeps with
-``time.sleep``, replaced here by a list of the pauses asked for.
+``time.sleep``, replaced here by a list of the pauses asked for, which
+moves a fake clock on.
 """
 
 import logging
@@ -38,12 +39,18 @@ class WaitTestCase(base.TestCase):
     def setUp(self):
         super().setUp()
         self.pauses = []
-        self.useFixture(fixtures.MonkeyPatch("time.sleep",
-                                             self.pauses.append))
+        self.now = 1000.0
+        self.useFixture(fixtures.MonkeyPatch("time.sleep", self.pause))
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.api.time.monotonic", lambda: self.now))
+
+    def pause(self, seconds):
+        self.pauses.append(seconds)
+        self.now += seconds
 
 
 class TestEngineWait(WaitTestCase):
-    """A service (the engine) waits as oslo.db's options say."""
+    """A service (the engine) waits as the options say, within a call."""
 
     def driver(self, **database):
         self.config(driver="db")
@@ -53,24 +60,29 @@ class TestEngineWait(WaitTestCase):
         self.addCleanup(driver.close)
         return driver
 
-    def test_oslo_db_defaults(self):
+    def test_the_first_call_ends_within_call_timeout(self):
+        # Issue 24.2: oslo.db tried 10 times 10 s apart (plus a pause
+        # after the last attempt) whatever call_timeout was. Now the
+        # defaults (10 attempts, 10 s apart) stop at call_timeout (30 s):
+        # attempts at 0, 10 and 20 s.
         driver = self.driver()
-        self.assertRaises(exceptions.DatabaseUnavailable, driver.list)
-        # oslo.db's max_retries and retry_interval defaults: 10 and 10 s.
-        self.assertEqual([10] * 10, self.pauses)
+        e = self.assertRaises(exceptions.DatabaseUnavailable, driver.list)
+        self.assertEqual([10, 10], self.pauses)
+        self.assertIn("3 attempts 10 s apart within 30 s", str(e))
 
-    def test_oslo_db_logs_each_attempt_and_the_error_names_the_database(
+    def test_each_attempt_is_logged_and_the_error_names_the_database(
             self):
         logger = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
         driver = self.driver(max_retries=3, retry_interval=7)
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               driver.allocate, "net-1", scope="r")
-        self.assertEqual([7, 7, 7], self.pauses)
+        self.assertEqual([7, 7], self.pauses)
         self.assertIn(SHOWN, str(e))
         self.assertIn("3 attempts 7 s apart", str(e))
         waits = [line for line in logger.output.splitlines()
-                 if "SQL connection failed" in line]
-        self.assertEqual(3, len(waits), logger.output)
+                 if "Cannot connect to the allocation database" in line]
+        # The last attempt's failure is the error.
+        self.assertEqual(2, len(waits), logger.output)
         self.assertNotIn("s3cret", logger.output)
 
     def test_no_retries(self):
@@ -78,7 +90,7 @@ class TestEngineWait(WaitTestCase):
         driver = self.driver(max_retries=0)
         self.assertRaises(exceptions.DatabaseUnavailable, driver.list)
         self.assertEqual([], self.pauses)
-        self.assertNotIn("SQL connection failed", logger.output)
+        self.assertNotIn("Cannot connect to", logger.output)
 
 
 class TestCommandWait(WaitTestCase):
@@ -101,13 +113,16 @@ class TestCommandWait(WaitTestCase):
                                            *args)
             self.assertEqual(3, code, err)
             self.assertEqual([db_options.COMMAND_RETRY_INTERVAL]
-                             * db_options.COMMAND_MAX_RETRIES, self.pauses)
+                             * (db_options.COMMAND_MAX_RETRIES - 1),
+                             self.pauses)
             lines = err.strip().splitlines()
-            # oslo.db's line per failed attempt, then the error.
-            self.assertEqual(db_options.COMMAND_MAX_RETRIES + 1, len(lines),
+            # A line per failed attempt followed by another, then the
+            # error.
+            self.assertEqual(db_options.COMMAND_MAX_RETRIES, len(lines),
                              err)
             for line in lines[:-1]:
-                self.assertIn("SQL connection failed", line)
+                self.assertIn("Cannot connect to the allocation database",
+                              line)
             self.assertIn("error: The allocation database", lines[-1])
             self.assertIn(SHOWN, lines[-1])
             self.assertNotIn("s3cret", err)
@@ -117,4 +132,4 @@ class TestCommandWait(WaitTestCase):
         code, out, err = self.run_main(cli.main, "--config-file", path,
                                        "list")
         self.assertEqual(3, code, err)
-        self.assertEqual([2] * 5, self.pauses)
+        self.assertEqual([2] * 4, self.pauses)

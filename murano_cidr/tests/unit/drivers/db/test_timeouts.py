@@ -16,8 +16,12 @@ Pauses are recorded, not slept (``time.sleep`` is replaced), and the call
 deadline runs on a fake clock.
 """
 
+import subprocess
+import sys
+
 import fixtures
 from oslo_db import exception as db_exc
+from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import options as db_options
@@ -28,6 +32,12 @@ from murano_cidr.tests import base
 #: Nothing listens on port 1.
 MYSQL_DOWN = "mysql+pymysql://murano:s3cret@127.0.0.1:1/murano"
 PG_DOWN = "postgresql+psycopg2://murano:s3cret@127.0.0.1:1/murano"
+
+
+def pytest_psycopg2():
+    import psycopg2
+    import psycopg2.errors
+    return psycopg2
 
 
 class DatabaseTestCase(base.TestCase):
@@ -109,20 +119,57 @@ class TestPostgresqlUnreachable(DatabaseTestCase):
         database = self.database(PG_DOWN, max_retries=3, retry_interval=4)
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               database.wait_for_connection)
-        self.assertEqual([4, 4, 4], self.pauses)
+        self.assertEqual([4, 4], self.pauses)
         self.assertIn("cannot connect, 3 attempts", str(e))
         self.assertIn("murano:***@127.0.0.1:1", str(e))
 
     def test_server_errors_are_not_connection_errors(self):
-        psycopg2 = timeouts.psycopg2
-        self.assertIsNone(timeouts._no_sqlstate_is_a_connection_error(
-            psycopg2.errors.QueryCanceled("canceling statement"), None,
-            "postgresql", False))
-        self.assertRaises(db_exc.DBConnectionError,
-                          timeouts._no_sqlstate_is_a_connection_error,
-                          psycopg2.OperationalError("connection to server at "
-                                                    "... failed"),
-                          None, "postgresql", False)
+        psycopg2 = pytest_psycopg2()
+
+        def wrapped(error):
+            return db_exc.DBError(sa_exc.OperationalError("SELECT 1", {},
+                                                          error))
+
+        self.assertFalse(timeouts.connection_failed(wrapped(
+            psycopg2.errors.QueryCanceled("canceling statement"))))
+        self.assertTrue(timeouts.connection_failed(wrapped(
+            psycopg2.OperationalError("connection to server at ... "
+                                      "failed"))))
+        self.assertTrue(timeouts.connection_failed(
+            db_exc.DBConnectionError()))
+        self.assertFalse(timeouts.connection_failed(db_exc.DBError()))
+
+
+class TestNoProcessWideState(base.TestCase):
+    """Issue 26.3: loading the driver leaves oslo.db's filters alone.
+
+    Another oslo.db user of the process (Murano's own engine) sees the
+    same error for the same failure with murano-cidr loaded as without.
+    Before, a filter added to oslo.db's process-wide registry turned its
+    refused PostgreSQL connection into ``DBConnectionError``.
+    """
+
+    SCRIPT = (
+        "import sys\n"
+        "from oslo_db.sqlalchemy import engines\n"
+        "if sys.argv[1] == 'load':\n"
+        "    from murano_cidr.drivers.db import driver\n"
+        "    from murano_cidr.drivers.db import api, connection, timeouts\n"
+        "engine = engines.create_engine(%r, max_retries=0)\n"
+        "try:\n"
+        "    engine.connect()\n"
+        "except Exception as e:\n"
+        "    print(type(e).__module__, type(e).__name__)\n" % PG_DOWN)
+
+    def error_of_another_user(self, load):
+        return subprocess.run(
+            [sys.executable, "-c", self.SCRIPT, load],
+            stdout=subprocess.PIPE, check=True,
+            universal_newlines=True).stdout.strip()
+
+    def test_another_users_errors_are_classified_as_without_us(self):
+        self.assertEqual(self.error_of_another_user("alone"),
+                         self.error_of_another_user("load"))
 
 
 class TestCallDeadline(DatabaseTestCase):
