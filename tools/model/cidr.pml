@@ -13,10 +13,6 @@
  *
  * The lock driver's reservation protocol and the db driver's release path,
  * for spin (see doc/source/contributor/model.rst and tools/model/check.sh).
- * With -DSUMMARY, the db driver's current summary instead: summary.pml,
- * included below, with its own engines, property (P5) and mutants; with
- * -DTHREADS, that summary shared by two threads of one engine:
- * threads.pml, with its own pool.
  *
  * What is modelled
  *
@@ -254,15 +250,7 @@ inline unplug(c) {
     rmask = rmask & ~SPAN(c)
 }
 
-#if defined(THREADS)
-
-#include "threads.pml"
-
-#elif defined(SUMMARY)
-
-#include "summary.pml"
-
-#elif !defined(DB)
+#if !defined(DB)
 
 /* reservation.release(): drop the locks this engine still holds. */
 inline drop_locks(e, held) {
@@ -562,22 +550,11 @@ end:
     od
 }
 
-#endif /* THREADS, SUMMARY, DB */
+#endif /* DB */
 
 init {
     atomic {
-#if defined(THREADS)
-        run Thread(0);
-        run Thread(1);
-        run Other()
-#elif defined(SUMMARY)
-        sgen[0] = UNKNOWN;
-        sgen[1] = UNKNOWN;
-        sgen[2] = UNKNOWN;
-        run SumEngine(0);
-        run SumEngine(1);
-        run SumEngine(2)
-#elif defined(DB)
+#if defined(DB)
         run DbEngine(0);
         run DbEngine(1);
         run DbEngine(2)

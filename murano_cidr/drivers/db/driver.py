@@ -24,13 +24,15 @@ How an allocation is decided, in one transaction of two statements:
    sessions). On Galera, where locks are per node, two such transactions
    conflict at commit and one is retried;
 2. a candidate is drawn at random among those ``taken`` and the driver's
-   summary of the scope leave free (:mod:`murano_cidr.drivers.db.search`),
-   and inserted by an ``INSERT ... SELECT`` that inserts nothing if the
-   owner already holds a CIDR or a row of the scope overlaps the candidate
-   (index lookups: the rows starting inside it, and each possible start
-   of a CIDR containing it; :mod:`murano_cidr.drivers.db.placing`). The
-   unique owner and the unique (scope, IP version, first address) turn
-   any race that slipped through into a duplicate key.
+   summary of the scope leave free (:mod:`murano_cidr.drivers.db.search`:
+   a hint of which to try, never a decision that one is free), and
+   inserted by an ``INSERT ... SELECT`` that inserts nothing if the owner
+   already holds a CIDR or any live or held row of the scope overlaps the
+   candidate, whoever wrote it (index lookups: the rows starting inside
+   it, and each possible start of a CIDR containing it;
+   :mod:`murano_cidr.drivers.db.placing`). The unique owner and the
+   unique (scope, IP version, first address) turn any race that slipped
+   through into a duplicate key.
 
 When nothing was inserted, one more statement reads whether the owner
 holds a CIDR (then it is returned: allocation is idempotent) and the
@@ -169,11 +171,8 @@ class DbDriver(base.AllocatorDriver):
         # only by a read of taken made a grace period after its release
         # (the model check, tools/model/cidr.pml, found the hole otherwise).
         cutoff = queries.utcnow() - self.release_grace
-        cidr, new, settle = self.database.write(
+        cidr, new = self.database.write(
             self._allocate, owner, scope, pool, taken, taken_set, cutoff)
-        if settle is not None:
-            # Committed: the summary holds what this transaction changed.
-            self._summaries.settle(scope, *settle)
         if new:
             LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
         else:
@@ -182,38 +181,21 @@ class DbDriver(base.AllocatorDriver):
         return cidr
 
     def _allocate(self, conn, owner, scope, pool, taken, taken_set, cutoff):
-        """One attempt; returns ``(cidr, new, settle)``.
-
-        ``settle`` is ``(summary, generation, complete)`` to settle once
-        the transaction has committed, or None (see :mod:`.search`).
-        """
-        taken_map = None if taken_set is None else pool.free_map(taken_set)
-        settle = None
-        if scope is None:
-            if taken_map is None:
-                taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-                taken_map = pool.free_map(taken_set)
-            cidr = placing.insert_unscoped(conn, owner, pool, taken_map)
-            return self._placed(conn, owner, scope, pool, taken_set,
-                                cidr) + (settle,)
-        # Before anything is read: see the module's documentation.
-        if taken_map is not None:
-            generation, cidr, summary = placing.lock_and_insert(
-                conn, self._summaries, owner, scope, pool, taken_map)
-            if cidr is not None:
-                return cidr, True, (summary, generation, False)
-        else:
-            generation = queries.lock_scope(conn, scope)
-            # A callable is read on every attempt once the scope is ours, at
-            # the moment the driver decides.
+        """One attempt, in one transaction; returns ``(cidr, new)``."""
+        if scope is not None:
+            queries.lock_scope(conn, scope)
+        if taken_set is None:
+            # A callable is read on every attempt once the scope is ours,
+            # at the moment the driver decides.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-            taken_map = pool.free_map(taken_set)
-        cidr, summary, complete = placing.insert_in_scope(
-            conn, self._summaries, owner, scope, pool, taken_set, taken_map,
-            cutoff, generation)
-        settle = (summary, generation, complete)
-        return self._placed(conn, owner, scope, pool, taken_set,
-                            cidr) + (settle,)
+        taken_map = pool.free_map(taken_set)
+        if scope is None:
+            cidr = placing.insert_unscoped(conn, owner, pool, taken_map)
+        else:
+            cidr = placing.insert_in_scope(
+                conn, self._summaries, owner, scope, pool, taken_set,
+                taken_map, cutoff)
+        return self._placed(conn, owner, scope, pool, taken_set, cidr)
 
     def _placed(self, conn, owner, scope, pool, taken_set, cidr):
         """``(cidr, True)`` for a new CIDR, else the owner's or an error."""
@@ -304,8 +286,7 @@ class DbDriver(base.AllocatorDriver):
     def release_scope(self, scope):
         """Delete a scope's allocations, in one transaction.
 
-        The scope's row stays, locked like an allocation's (see
-        :mod:`murano_cidr.drivers.db.search`).
+        The scope's row stays, locked like an allocation's.
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.release_scope`.
         """

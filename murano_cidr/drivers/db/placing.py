@@ -15,9 +15,10 @@
 The statements of the ``db`` driver's allocation transaction once the
 scope's row is locked and ``taken`` read (see
 :mod:`murano_cidr.drivers.db.driver`): a candidate is drawn among those
-``taken`` and the scope's summary (:mod:`murano_cidr.drivers.db.search`)
-leave free and inserted unless the database forbids it; a miss reads the
-rows around the candidate into the summary. A full read of the scope's
+``taken`` and the scope's summary (:mod:`murano_cidr.drivers.db.search`, a
+hint) leave free and inserted unless the database finds a row of the scope
+overlapping it; a miss reads the rows around the candidate into the
+summary. A full read of the scope's
 rows frees the released rows that may be
 (:mod:`murano_cidr.drivers.db.releasing`).
 """
@@ -73,90 +74,59 @@ def insert_unscoped(conn, owner, pool, taken_map):
     return _insert(conn, owner, None, pool, index)
 
 
-def _insert(conn, owner, scope, pool, index, current=False):
-    """Insert candidate ``index`` unless forbidden; its CIDR or None.
+def _insert(conn, owner, scope, pool, index):
+    """Insert candidate ``index`` unless the database finds it used.
 
-    :param current: whether the scope's summary is current (see
-        :mod:`.search`): the candidate is then free of the scope's rows,
-        and only the unique keys are checked.
+    :returns: its CIDR, or None if the owner holds a CIDR or a row of the
+        scope overlaps it.
     """
     if index is None:
         return None
     network = pool[index]
-    insert = (queries.insert_unless_taken if current
-              else queries.insert_if_free)
     with _storable(owner, scope):
-        inserted = insert(conn, _new_row(owner, scope, pool, network))
+        inserted = queries.insert_if_free(
+            conn, _new_row(owner, scope, pool, network))
     return str(network) if inserted else None
 
 
-def lock_and_insert(conn, summaries, owner, scope, pool, taken_map):
-    """Lock the scope, inserting a candidate drawn before if that is safe.
-
-    The candidate is drawn from the scope's summary and inserted in the
-    statement that locks the scope (on PostgreSQL; elsewhere right after
-    it) only if the summary is current at the generation the lock returns
-    (see :mod:`.search`); otherwise nothing is inserted and the scope is
-    locked all the same.
-
-    :returns: ``(generation, cidr, summary)``: what
-        :func:`~.queries.lock_scope` returns, and the CIDR inserted and
-        the summary to settle, or None and None.
-    """
-    summary = summaries.get(scope, pool)
-    drawn = summary.draw(taken_map, _RANDOM) if summary is not None else None
-    if drawn is None:
-        return queries.lock_scope(conn, scope), None, None
-    index, current_at = drawn
-    network = pool[index]
-    with _storable(owner, scope):
-        generation, inserted = queries.lock_and_insert(
-            conn, scope, current_at + 1, _new_row(owner, scope, pool,
-                                                  network))
-    if not inserted:
-        return generation, None, None
-    summary.block(index)
-    return generation, str(network), summary
-
-
 def insert_in_scope(conn, summaries, owner, scope, pool, taken_set,
-                    taken_map, cutoff, generation):
+                    taken_map, cutoff):
     """Insert a free candidate of a named scope; see :mod:`.search`.
 
-    :param summaries: the driver's :class:`~.search.Summaries`.
+    Call it holding the scope's lock, ``taken`` read after it.
+
+    :param summaries: the driver's :class:`~.search.Summaries`: which
+        candidate to try, never whether it is free.
     :param cutoff: released rows older than it may be freed.
-    :param generation: what :func:`~.queries.lock_scope` returned in this
-        transaction.
-    :returns: ``(cidr, summary, complete)``: the CIDR inserted, or None if
-        the owner holds a CIDR or no candidate is free; the summary to
-        settle at ``generation`` once the transaction commits, which holds
-        what it changed; and whether it was read in full in it.
+    :returns: the CIDR inserted, or None if the owner holds a CIDR or no
+        candidate is free.
     """
     summary = summaries.get(scope, pool)
     complete = summary is None
     if complete:
-        summary = read_summary(conn, pool, scope, taken_set, cutoff)
-    current = complete or summary.is_current(generation)
+        summary = read_summary(conn, summaries, pool, scope, taken_set,
+                               cutoff)
     misses = 0
     while True:
         index = summary.pick(taken_map, _RANDOM)
         if index is None:
             if complete or not taken_map.free:
-                return None, summary, complete
-            summary = read_summary(conn, pool, scope, taken_set, cutoff)
-            complete = current = True
+                return None
+            summary = read_summary(conn, summaries, pool, scope, taken_set,
+                                   cutoff)
+            complete = True
             continue
-        cidr = _insert(conn, owner, scope, pool, index, current)
+        cidr = _insert(conn, owner, scope, pool, index)
         if cidr is not None:
             summary.block(index)
-            return cidr, summary, complete
+            return cidr
         # The owner holds a CIDR, or the candidate is used.
         lo, hi = search.window(pool, index)
         rows, held = queries.read_window(
             conn, scope, pool.version, pool.first_address(lo),
             pool[hi].last, owner=owner)
         if held:
-            return None, summary, complete
+            return None
         summary.learn(lo, hi, taken_mod.TakenSet(
             pool.version, [(int(r.range_first, 16),
                             int(r.range_last, 16)) for r in rows]))
@@ -164,16 +134,16 @@ def insert_in_scope(conn, summaries, owner, scope, pool, taken_set,
         summary.block(index)
         misses += 1
         if misses >= search.MAX_MISSES and not complete:
-            summary = read_summary(conn, pool, scope, taken_set, cutoff)
-            complete = current = True
+            summary = read_summary(conn, summaries, pool, scope, taken_set,
+                                   cutoff)
+            complete = True
 
 
-def read_summary(conn, pool, scope, taken_set, cutoff):
+def read_summary(conn, summaries, pool, scope, taken_set, cutoff):
     """Read the scope's rows in full; free the released rows that may be.
 
     Called with the scope's lock held and ``taken`` read after it. The
-    summary is kept only once the transaction has committed
-    (:meth:`~.search.Summaries.settle`).
+    summary is kept as the scope's hint (:meth:`~.search.Summaries.keep`).
 
     :returns: the :class:`~.search.Summary`.
     """
@@ -183,9 +153,11 @@ def read_summary(conn, pool, scope, taken_set, cutoff):
     freeable = releasing.freeable(rows, cutoff, taken_set)
     if freeable:
         releasing.free_rows(conn, scope, pool.version, freeable)
-    return search.Summary(pool, taken_mod.TakenSet(
+    summary = search.Summary(pool, taken_mod.TakenSet(
         pool.version, [(int(r.range_first, 16), int(r.range_last, 16))
                        for r in rows if r.range_first not in freeable]))
+    summaries.keep(scope, summary)
+    return summary
 
 
 def held_in_pool(conn, pool, scope):

@@ -24,12 +24,8 @@ address can only be ``first`` with some host bits cleared: index lookups
 
 import datetime
 import functools
-import secrets
 
-from oslo_db import exception as db_exc
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 
 from murano_cidr import allocation
 from murano_cidr.drivers.db import models
@@ -76,69 +72,31 @@ def _scope_is(scope):
 _LOCK_SCOPE = (sa.update(SCOPES)
                .where(SCOPES.c.scope == sa.bindparam("lock_scope"))
                .values(generation=SCOPES.c.generation + 1))
-# NOTE: MySQL has no UPDATE ... RETURNING; LAST_INSERT_ID(expr) hands the
-# new value back in the statement's own reply, read as lastrowid.
-_LOCK_SCOPE_MYSQL = _LOCK_SCOPE.values(
-    generation=sa.func.last_insert_id(SCOPES.c.generation + 1))
-_LOCK_SCOPE_RETURNING = _LOCK_SCOPE.returning(SCOPES.c.generation)
-_GENERATION = sa.select(SCOPES.c.generation).where(
-    SCOPES.c.scope == sa.bindparam("lock_scope"))
-_CREATE_SCOPE = sa.insert(SCOPES).values(scope=sa.bindparam("new_scope"),
-                                         generation=sa.bindparam("start"))
-
-#: The largest first generation of a new scope row, drawn at random.
-GENERATION_START_BITS = 48
-
-
-def _returns_from_update(dialect):
-    # NOTE: SQLAlchemy 1.4 has no update_returning; of our databases only
-    # PostgreSQL returns from an UPDATE there.
-    return getattr(dialect, "update_returning", dialect.name == "postgresql")
+_CREATE_SCOPE = sa.insert(SCOPES).values(scope=sa.bindparam("lock_scope"),
+                                         generation=0)
 
 
 def lock_scope(conn, scope, create=True):
     """Take the scope's row lock for the rest of the transaction.
 
-    The scope's row is updated (its ``generation`` counts the transactions
-    that ever locked it), which makes every other allocation of the scope
-    wait until this transaction ends, and, on Galera, makes two such
+    The scope's row is updated (``generation`` is only the column the
+    ``UPDATE`` writes), which makes every other writer of the scope wait
+    until this transaction ends, and, on Galera, makes two such
     transactions on different nodes conflict at commit. A scope without a
     row gets one; two transactions creating it at once conflict on its key.
 
     Call it before reading anything it protects.
 
     :param create: whether to create the row of a scope that has none.
-    :returns: the scope's generation once this transaction commits: one
-        more than that of the last transaction that locked the scope and
-        committed (see :mod:`murano_cidr.drivers.db.search`); None for a
-        scope without a row and ``create`` False.
+    :returns: True if the scope's row exists (and is now locked).
     """
     params = {"lock_scope": scope}
-    dialect = conn.dialect
-    if dialect.name == "mysql":
-        result = conn.execute(_LOCK_SCOPE_MYSQL, params)
-        generation = result.lastrowid if result.rowcount else None
-    elif _returns_from_update(dialect):
-        generation = conn.execute(_LOCK_SCOPE_RETURNING, params).scalar()
-    else:
-        generation = None
-        if conn.execute(_LOCK_SCOPE, params).rowcount:
-            generation = conn.execute(_GENERATION, params).scalar()
-    if generation is None and create:
-        generation = create_scope(conn, scope)
-    return generation
-
-
-def create_scope(conn, scope):
-    """Create the row of a scope that has none; return its generation.
-
-    The first generation is drawn at random, so that a scope row deleted
-    by hand and created again is unlikely to count through the
-    generations it had before (the driver never deletes one).
-    """
-    start = 1 + secrets.randbits(GENERATION_START_BITS)
-    conn.execute(_CREATE_SCOPE, {"new_scope": scope, "start": start})
-    return start
+    if conn.execute(_LOCK_SCOPE, params).rowcount:
+        return True
+    if not create:
+        return False
+    conn.execute(_CREATE_SCOPE, params)
+    return True
 
 
 _GET = sa.select(*_COLUMNS).where(ALLOCATIONS.c.owner == sa.bindparam("owner"))
@@ -327,82 +285,6 @@ def insert_if_free(conn, values):
 
 
 _INSERT = sa.insert(ALLOCATIONS)
-_INSERT_UNLESS_TAKEN = {
-    "postgresql": postgresql.insert(ALLOCATIONS).on_conflict_do_nothing(),
-    "sqlite": sqlite.insert(ALLOCATIONS).on_conflict_do_nothing(),
-}
-
-
-def insert_unless_taken(conn, values):
-    """Insert an allocation unless its owner or its first address is taken.
-
-    Checks nothing else: only for a candidate the caller knows to be free
-    of every row of the scope (a summary current under the scope's lock,
-    see :mod:`murano_cidr.drivers.db.search`). The unique keys still
-    refuse a second CIDR for the owner and a second row at the same
-    place; the transaction goes on after a refusal.
-
-    :param values: the column values, from :func:`row_values`.
-    :returns: True if the row was inserted, False if a unique key refused
-        it.
-    """
-    name = conn.dialect.name
-    try:
-        return conn.execute(_INSERT_UNLESS_TAKEN.get(name, _INSERT),
-                            values).rowcount == 1
-    except db_exc.DBDuplicateEntry:
-        # MySQL has no ON CONFLICT DO NOTHING, but undoes only the
-        # refused statement, never the transaction.
-        if name != "mysql":
-            raise
-        return False
-
-
-@functools.lru_cache(maxsize=None)
-def _lock_and_insert_statement():
-    """Build (once) the PostgreSQL statement of :func:`lock_and_insert`."""
-    locked = _LOCK_SCOPE_RETURNING.cte("locked")
-    # NOTE: not named after the columns, which would add them to the
-    # lock's SET clause.
-    values = [sa.bindparam("new_" + name, type_=ALLOCATIONS.c[name].type)
-              for name in _VALUES]
-    inserted = (postgresql.insert(ALLOCATIONS)
-                .from_select(list(_VALUES), sa.select(*values).where(
-                    locked.c.generation == sa.bindparam("expected")))
-                .on_conflict_do_nothing()
-                .returning(ALLOCATIONS.c.id)
-                .cte("inserted"))
-    return sa.select(locked.c.generation,
-                     sa.select(sa.func.count()).select_from(inserted)
-                     .scalar_subquery().label("inserted"))
-
-
-def lock_and_insert(conn, scope, expected, values):
-    """Lock the scope, and insert a row if its generation is ``expected``.
-
-    The fast path of an allocation whose summary was current at
-    generation ``expected - 1``: nobody locked the scope since, so the
-    candidate the summary leaves free is free (see
-    :mod:`murano_cidr.drivers.db.search`). On PostgreSQL one statement:
-    the lock ``UPDATE`` runs first and waits for the row, and the insert
-    reads its result, the latest generation. Elsewhere :func:`lock_scope`
-    and :func:`insert_unless_taken`.
-
-    :param values: the column values, from :func:`row_values`.
-    :returns: ``(generation, inserted)``: the scope's generation once
-        this transaction commits (as :func:`lock_scope`), and whether the
-        row was inserted. The scope is locked either way.
-    """
-    if conn.dialect.name != "postgresql":
-        generation = lock_scope(conn, scope)
-        return generation, (generation == expected
-                            and insert_unless_taken(conn, values))
-    params = {"new_" + name: value for name, value in values.items()}
-    params.update(lock_scope=scope, expected=expected)
-    row = conn.execute(_lock_and_insert_statement(), params).first()
-    if row is None:
-        return create_scope(conn, scope), False
-    return row.generation, row.inserted == 1
 
 
 def held_between(conn, scope, ip_version, first, last, detail=False):
@@ -454,9 +336,7 @@ def delete(conn, owner):
 def delete_scope(conn, scope):
     """Delete every row of a scope; the scope's own row stays.
 
-    The scope's row is locked first, like an allocation, and stays, its
-    generation counting on: a summary of the scope kept by any process
-    stops being current (see :mod:`murano_cidr.drivers.db.search`).
+    The scope's row is locked first, like an allocation's, and stays.
 
     :returns: how many allocations were deleted.
     """

@@ -10,82 +10,33 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Where the ``db`` driver looks for a free candidate: a bounded search.
+"""Which candidate the ``db`` driver tries: a hint, never a decision.
 
 Each driver keeps, per scope and IP version, a summary of which of its
-pool's candidates the scope's rows block (:class:`Summaries`): read once,
-in full, the first time the process allocates in the scope, then kept up
-to date with what the process itself inserts and with what it learns when
-a candidate turns out to be used. An allocation then draws a candidate
-the summary and ``taken`` both leave free (:func:`pick`) and inserts it.
-So the rows read per allocation do not depend on the pool's size, its
-fill or its layout.
+pool's candidates the scope's rows were seen to block (:class:`Summaries`):
+read once, in full, the first time the process allocates in the scope,
+then kept up to date with what the process itself inserts and with what
+it learns when a candidate turns out to be used. An allocation draws a
+candidate the summary and ``taken`` both leave free (:func:`pick`), so the
+rows read per allocation do not depend on the pool's size or fill.
 
-How the candidate is inserted depends on whether the summary is
-*current*. Every transaction that may add a row to a scope (an
-allocation, an import, ``release_scope``) first locks the scope's row,
-which adds one to its ``generation``
-(:func:`~murano_cidr.drivers.db.queries.lock_scope` returns the new
-value); one that rolls back takes its addition with it. A summary is
-*current* at a generation when it blocks every candidate the scope's rows
-blocked once the transaction of that generation committed. Each
-allocation transaction, once committed (never before), settles the
-summary it used (:meth:`Summary.settle`), which holds what the
-transaction inserted and the windows it read: a summary read in full in
-that transaction is current at its generation; another is current at it
-once it is current at the generation before, which only this process's
-own transactions can bring (they may settle out of order). So when the
-lock returns the summary's generation plus one, no row has been added to
-the scope since, and a candidate the summary leaves free is free of every
-row of the scope:
+The summary only chooses which candidate to try. Whether it is free is
+decided by the database, every time: the ``INSERT`` checks the candidate
+against every live and held row of the scope
+(:func:`~murano_cidr.drivers.db.queries.insert_if_free`), under the
+scope's row lock, and inserts nothing if any overlaps it, whatever its
+size or whoever wrote it. A summary that is wrong costs time, never a
+CIDR:
 
-* *Current*: the row is inserted checking only the unique keys
-  (:func:`~murano_cidr.drivers.db.queries.insert_unless_taken`): no
-  other lookup. With a ``taken`` given as a list (not a callable), the
-  candidate is drawn before the lock, and inserted only if the
-  generation, read once the lock is held, is the one expected
-  (:func:`~murano_cidr.drivers.db.queries.lock_and_insert`); on
-  PostgreSQL the lock and the insert are then one statement.
-* *Not current* (another engine added rows since, the summary is new, or a
-  transaction of this process failed): the ``INSERT`` checks the
-  candidate against the scope's rows
-  (:func:`~murano_cidr.drivers.db.queries.insert_if_free`) and inserts
-  nothing if any row of the scope overlaps it, whatever its size: the rows
-  starting inside the candidate, and each possible first address of a
-  CIDR containing its first address (that address with its last 1, 2, ...
-  bits cleared: at most 32, or 128, equality lookups).
-
-What holds does not depend on the summary being right:
-
-* *No overlapping CIDR, whatever the engines' pool settings.* Either the
-  generation proves that the summary covers every row of the scope, or the
-  database checks the candidate against the rows. Both run under the
-  scope's row lock, which every writer of the scope takes first, so no row
-  of the scope can appear between that check and the insert; on Galera,
-  two such transactions on different nodes conflict at commit. A row
-  deleted without the lock (a released row freed by ``reconcile``, a
-  prune) only makes a summary block a free candidate.
-* *No free candidate missed.* A summary that is not current can be wrong
-  two ways. Another engine inserted since (or an engine of another version
-  or with another pool): the ``INSERT`` inserts nothing, the driver reads
-  the :data:`WINDOW` candidates from the one it drew (index lookups),
-  learns them and draws again. A row was deleted since (a release freed
-  elsewhere): the summary blocks a free candidate. When the summary and
-  ``taken`` leave no candidate, or after :data:`MAX_MISSES` refused
-  inserts, the driver reads all the scope's rows again under the lock and
-  draws from that exact picture, which misses nothing (and is current once
-  the transaction commits).
-* *PoolExhausted only when the pool is full.* It is raised only after
-  that full read, under the lock, finds no candidate free of the rows and
-  of ``taken`` (and the owner holds no CIDR).
-
-A summary stays not current once another engine allocates in the scope
-(or this process imports into it), until the process reads the scope in
-full again; its allocations then cost what they cost before the
-generation was used (the ``INSERT``'s lookups). A scope's row is never
-deleted by the driver, and a new one starts at a random generation, so
-that a row deleted by hand and created again does not go through its
-old generations.
+* A row it does not know of (another engine's, one written by hand):
+  the ``INSERT`` inserts nothing; the driver reads the :data:`WINDOW`
+  candidates from the one it drew (index lookups), learns them and draws
+  again.
+* A row deleted since (a release freed elsewhere): the summary blocks a
+  free candidate. When the summary and ``taken`` leave no candidate, or
+  after :data:`MAX_MISSES` refused inserts, the driver reads all the
+  scope's rows again under the lock and draws from that exact picture.
+  ``PoolExhausted`` is raised only after such a read finds nothing free.
 
 Released rows stay in the table until they are freed
 (:mod:`murano_cidr.drivers.db.releasing`), so they block their range like
@@ -111,30 +62,19 @@ MAX_MISSES = 3
 #: Scopes whose summaries a driver keeps (the least recently used go).
 MAX_SCOPES = 1024
 
-#: Generations a summary keeps that were committed by this process after
-#: one it has not seen (another engine's): they settle it if that one
-#: turns out to be this process's too.
-MAX_PENDING = 16
-
 
 class Summary(object):
-    """The candidates of one pool that one scope's rows block.
+    """What one scope's rows were seen to block of one pool: a hint.
 
     :param pool: the :class:`~murano_cidr.pool.Pool`.
     :param held: a :class:`~murano_cidr.taken.TakenSet` of the scope's
-        rows (all of them, read under the scope's lock).
-    :ivar generation: the scope's generation at which the summary blocks
-        every candidate a row of the scope blocked, or None if unknown
-        (see :meth:`settle`).
+        rows.
     """
 
     def __init__(self, pool, held):
         self.pool = pool
         self.blocked = freemap.BlockedRanges(
             pool.size, pool.free_map(held).blocked_ranges())
-        self.generation = None
-        # Generations committed by this process, ahead of ``generation``.
-        self._pending = set()
         self.lock = threading.Lock()
 
     def learn(self, lo, hi, held):
@@ -149,7 +89,7 @@ class Summary(object):
                 self.blocked.add(first, last)
 
     def block(self, index):
-        """Mark candidate ``index`` used (this process inserted it)."""
+        """Mark candidate ``index`` used."""
         with self.lock:
             self.blocked.add(index, index)
 
@@ -160,55 +100,6 @@ class Summary(object):
         """
         with self.lock:
             return pick(taken_map, self.blocked, rng)
-
-    def draw(self, taken_map, rng):
-        """Draw as :meth:`pick` does, if the summary is current somewhere.
-
-        :returns: ``(index, generation)``, read together, or None if the
-            summary's generation is unknown or no candidate is free.
-        """
-        with self.lock:
-            if self.generation is None:
-                return None
-            index = pick(taken_map, self.blocked, rng)
-            return None if index is None else (index, self.generation)
-
-    def is_current(self, generation):
-        """Whether the summary was current when ``generation`` began.
-
-        :param generation: what :func:`~.queries.lock_scope` returned in
-            this transaction.
-        """
-        with self.lock:
-            return self.generation == generation - 1
-
-    def settle(self, generation, complete=False):
-        """Record that a transaction of ``generation`` has committed.
-
-        Call it once the transaction that locked the scope at
-        ``generation`` has committed, if the summary holds everything that
-        transaction changed (what it inserted, the windows it read).
-
-        :param complete: whether the summary was read in full in that
-            transaction: it is then current at ``generation``, whatever it
-            was before. Otherwise it becomes current at ``generation`` once
-            it is current at the one before; transactions of this process
-            may settle out of order, and wait (at most
-            :data:`MAX_PENDING`) for the ones before them.
-        """
-        with self.lock:
-            if complete:
-                if self.generation is None or generation > self.generation:
-                    self.generation = generation
-            elif self.generation is not None and generation > self.generation:
-                self._pending.add(generation)
-            while (self.generation is not None
-                   and self.generation + 1 in self._pending):
-                self.generation += 1
-            self._pending = {g for g in self._pending
-                             if self.generation is None or g > self.generation}
-            while len(self._pending) > MAX_PENDING:
-                self._pending.remove(min(self._pending))
 
 
 def _first_free(taken_map, blocked, lo, hi):
@@ -286,22 +177,10 @@ class Summaries(object):
             self._items.move_to_end(key)
             return summary
 
-    def settle(self, scope, summary, generation, complete=False):
-        """Settle ``summary`` (:meth:`Summary.settle`), and keep the best.
-
-        Called once the transaction has committed, so that a summary read
-        in full by a transaction that failed is never kept; the one kept
-        is the most current of this one and the one kept before.
-        """
-        summary.settle(generation, complete)
+    def keep(self, scope, summary):
+        """Keep ``summary`` as the hint for ``scope`` and its pool."""
         key = (scope, summary.pool.version)
         with self._lock:
-            kept = self._items.get(key)
-            if (kept is not None and kept is not summary
-                    and kept.pool == summary.pool
-                    and (kept.generation or 0) > (summary.generation or 0)):
-                # A later transaction of this process settled first.
-                return
             self._items[key] = summary
             self._items.move_to_end(key)
             while len(self._items) > self.max_scopes:

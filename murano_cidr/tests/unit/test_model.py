@@ -32,8 +32,6 @@ from murano_cidr.tests import base
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(murano_cidr.__file__)),
                      os.pardir, "tools", "model", "cidr.pml")
-SUMMARY_MODEL = os.path.join(os.path.dirname(MODEL), "summary.pml")
-THREADS_MODEL = os.path.join(os.path.dirname(MODEL), "threads.pml")
 
 
 def read_model(path=MODEL):
@@ -92,44 +90,3 @@ class TestModelPool(base.TestCase):
         self.assertEqual(
             sorted(self.blocks),
             list(netaddr.IPNetwork(self.pool_cidr).subnet(self.prefixlen)))
-
-    def test_the_summary_model_s_unique_key_is_the_first_address(self):
-        # summary.pml's KEY(c) stands for the unique key (scope,
-        # ip_version, range_first): candidates share it exactly when they
-        # start at the same address.
-        key = read_model(SUMMARY_MODEL)[1]["KEY(c)"]
-        for i, net in self.cidrs.items():
-            for j, other in self.cidrs.items():
-                self.assertEqual(net.first == other.first,
-                                 conditional(key, i) == conditional(key, j),
-                                 (net, other))
-
-
-class TestThreadsModelPool(base.TestCase):
-    """threads.pml's own pool (``@tpool``, ``@tcidr``, ``TSPANn``)."""
-
-    def setUp(self):
-        super().setUp()
-        decl, self.defines = read_model(THREADS_MODEL)
-        self.pool_cidr = decl["tpool"][0][0]
-        self.cidrs = {int(i): netaddr.IPNetwork(cidr)
-                      for i, cidr in decl["tcidr"]}
-
-    def test_each_candidate_covers_the_blocks_the_code_computes(self):
-        blocks = list(netaddr.IPNetwork(self.pool_cidr).subnet(24))
-        for i, net in self.cidrs.items():
-            mask = sum(1 << blocks.index(block)
-                       for block in backend.blocks(net, 24))
-            self.assertEqual(mask, int(self.defines["TSPAN%d" % i]), net)
-            pool = pool_mod.Pool.from_cidrs([self.pool_cidr], net.prefixlen)
-            self.assertIn(str(net), [str(n) for n in pool])
-
-    def test_only_two_and_three_overlap_and_no_key_is_shared(self):
-        # The model checks only the rows' candidates for the unique key
-        # (scope, ip_version, range_first): no two share a first address.
-        firsts = [net.first for net in self.cidrs.values()]
-        self.assertEqual(len(firsts), len(set(firsts)))
-        overlapping = {(i, j) for i, a in self.cidrs.items()
-                       for j, b in self.cidrs.items()
-                       if i < j and a.first <= b.last and b.first <= a.last}
-        self.assertEqual({(2, 3)}, overlapping)

@@ -58,27 +58,13 @@ class FaultTests(object):
                                 ).fetchall()
 
     def test_killed_after_the_insert_is_retried(self):
-        # The first allocation of a scope reads it in full: its summary is
-        # current, so the insert checks only the unique keys.
-        self.kill_after("insert_unless_taken", 1)
+        self.kill_after("insert_if_free", 1)
         cidr = self.driver.allocate("net-1", scope="r")
         self.assertEqual(1, self.kills)
         self.assertEqual([("net-1", cidr)], self.rows())
         self.assertEqual(cidr, self.driver.allocate("net-1", scope="r"))
 
-    def test_killed_after_the_locking_insert_is_retried(self):
-        # The summary is current from the first allocation on: the lock
-        # and the insert go together.
-        self.driver.allocate("net-0", scope="r")
-        self.kill_after("lock_and_insert", 1)
-        cidr = self.driver.allocate("net-1", scope="r")
-        self.assertEqual(1, self.kills)
-        self.assertEqual(cidr, self.driver.get("net-1").cidr)
-        self.assertEqual(2, len(self.rows()))
-
-    def test_killed_after_the_checking_insert_is_retried(self):
-        # Another engine allocated since: the summary is not current, and
-        # the insert checks the candidate against the scope's rows.
+    def test_killed_after_the_insert_beside_another_engine_is_retried(self):
         self.driver.allocate("net-0", scope="r")
         self.make_driver().allocate("other", scope="r")
         self.kill_after("insert_if_free", 1)

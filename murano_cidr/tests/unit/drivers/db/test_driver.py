@@ -92,13 +92,6 @@ class TestAllocate(base.DbTestCase):
         self.driver.allocate("net-2", scope="r")
         self.assertEqual(first + 1, self.generation("r"))
 
-    def test_a_new_scope_starts_at_a_random_generation(self):
-        # So that a scope row deleted by an older release and created
-        # again does not go through its old generations.
-        for scope in ("r1", "r2"):
-            self.driver.allocate("net-" + scope, scope=scope)
-        self.assertNotEqual(self.generation("r1"), self.generation("r2"))
-
     def test_release_scope_forgets_the_scope(self):
         self.driver.allocate("net-1", scope="r")
         self.driver.allocate("net-2", scope="r")
@@ -148,7 +141,7 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = queries.insert_unless_taken
+        real = queries.insert_if_free
 
         def deadlock_once(conn, *args, **kwargs):
             if len(calls) == 1:
@@ -160,7 +153,7 @@ class TestAllocate(base.DbTestCase):
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert_unless_taken",
+            "murano_cidr.drivers.db.queries.insert_if_free",
             deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
@@ -185,9 +178,7 @@ class TestAllocate(base.DbTestCase):
         self.assertIsNone(self.generation("r"))
 
     def test_duplicate_keys_are_retried(self):
-        # The first allocation of a scope reads it in full, so it inserts
-        # with insert_unless_taken.
-        real = queries.insert_unless_taken
+        real = queries.insert_if_free
         calls = []
 
         def duplicate_once(conn, values):
@@ -197,7 +188,7 @@ class TestAllocate(base.DbTestCase):
             return real(conn, values)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert_unless_taken",
+            "murano_cidr.drivers.db.queries.insert_if_free",
             duplicate_once))
         self.driver.allocate("net-1", scope="r")
         self.assertEqual(2, len(calls))

@@ -96,57 +96,10 @@ class TestSummary(testtools.TestCase):
         self.assertEqual((1, 3), search.window(self.pool, 1))
         self.assertEqual((4, 5), search.window(self.pool, 4))
 
-    def test_a_summary_is_drawn_from_once_its_generation_is_known(self):
-        summary = search.Summary(self.pool, self.held())
-        taken_map = self.pool.free_map(self.held())
-        self.assertIsNone(summary.draw(taken_map, random.Random(1)))
-        self.assertFalse(summary.is_current(1))
-        # Only a summary read in full starts at a generation.
-        summary.settle(40)
-        self.assertIsNone(summary.generation)
-        summary.settle(41, complete=True)
-        index, generation = summary.draw(taken_map, random.Random(1))
-        self.assertFalse(summary.blocked.is_blocked(index))
-        self.assertEqual(41, generation)
-        # Current when the lock returns the next generation, only then.
-        self.assertEqual([False, True, False],
-                         [summary.is_current(g) for g in (41, 42, 43)])
-        # A late settle of an earlier transaction does not go back.
-        summary.settle(40)
-        self.assertEqual(41, summary.generation)
-
-    def test_settles_out_of_order_wait_for_the_ones_before(self):
-        summary = search.Summary(self.pool, self.held())
-        summary.settle(10, complete=True)
-        summary.settle(12)
-        self.assertEqual(10, summary.generation)
-        summary.settle(11)
-        self.assertEqual(12, summary.generation)
-        # 13 was another engine's: the summary stays at 12 for good.
-        for generation in range(14, 14 + search.MAX_PENDING + 5):
-            summary.settle(generation)
-        self.assertEqual(12, summary.generation)
-        # A full read settles it wherever it was.
-        summary.settle(100, complete=True)
-        self.assertEqual(100, summary.generation)
-        summary.settle(101)
-        self.assertEqual(101, summary.generation)
-
-    def test_the_summary_of_the_latest_transaction_is_kept(self):
-        summaries = search.Summaries()
-        later = search.Summary(self.pool, self.held())
-        earlier = search.Summary(self.pool, self.held())
-        summaries.settle("a", later, 9, complete=True)
-        summaries.settle("a", earlier, 8, complete=True)
-        self.assertIs(later, summaries.get("a", self.pool))
-        summaries.settle("a", earlier, 10, complete=True)
-        self.assertIs(earlier, summaries.get("a", self.pool))
-
     def test_summaries_are_per_scope_pool_and_bounded(self):
         summaries = search.Summaries(max_scopes=2)
         for scope in ("a", "b", "c"):
-            summaries.settle(scope, search.Summary(self.pool, self.held()),
-                             7, complete=True)
+            summaries.keep(scope, search.Summary(self.pool, self.held()))
         self.assertIsNone(summaries.get("a", self.pool))
         self.assertIsNotNone(summaries.get("c", self.pool))
         other = pool_mod.Pool([netaddr.IPNetwork("10.0.0.0/22")], 24)

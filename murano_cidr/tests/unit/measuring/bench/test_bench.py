@@ -186,8 +186,7 @@ class TestFillCost(base.TestCase):
             self.assertEqual(3, cost.samples)
             self.assertLessEqual(cost.p50, cost.p90)
             self.assertLessEqual(cost.baseline, cost.baseline_p90)
-        # One process: its summary is current; the lock and the insert,
-        # which only the unique keys check.
+        # One process: the lock and the checked insert.
         allocate = round_trips.PING + round_trips.ALLOCATE["sqlite"]
         self.assertEqual({(0.0, len(allocate))},
                          {(c.rows, c.statements) for c in costs[:6]})
@@ -196,7 +195,7 @@ class TestFillCost(base.TestCase):
         # insert).
         self.assertGreaterEqual(
             costs[6].statements,
-            len(round_trips.PING + round_trips.ALLOCATE_CHECKED["sqlite"]))
+            len(round_trips.PING + round_trips.ALLOCATE["sqlite"]))
 
     def test_stateless_drivers_have_no_rows_or_statements(self):
         costs = self.measure("random")
