@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from murano_cidr.drivers import commands as driver_commands
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.measuring.bench import timing
+from murano_cidr.measuring import cleanup
 from murano_cidr import messages
 from murano_cidr import opts
 
@@ -56,6 +57,18 @@ FILE_LOCK = "file-lock"
 TOOZ = "tooz"
 
 _BASELINE_TABLE = "murano_cidr_bench_baseline"
+
+#: Every scope this process's benchmarks make starts with it; the rows of
+#: these scopes are removed at the end of a run (see :func:`new_scope`).
+SCOPE_PREFIX = cleanup.run_prefix("bench")
+
+
+def new_scope():
+    """Return a new scope (router id) for a benchmark.
+
+    :returns: :data:`SCOPE_PREFIX` and a unique suffix.
+    """
+    return SCOPE_PREFIX + uuid.uuid4().hex[:16]
 
 
 @dataclasses.dataclass

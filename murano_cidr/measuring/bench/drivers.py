@@ -35,8 +35,10 @@ from oslo_log import log as logging
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr import exceptions
+from murano_cidr.measuring.bench import backends
 from murano_cidr.measuring.bench import timing
 from murano_cidr.measuring.simulate import router as router_mod
+from murano_cidr.measuring import workers as workers_mod
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
@@ -108,6 +110,7 @@ def count_collisions(cidrs):
 
 def _worker(groups, router_path, scope, count, barrier, results):
     """Deploy ``count`` environments; runs in a worker process."""
+    workers_mod.serving()
     out = {"latencies": [], "cidrs": [], "errors": [], "start": 0.0,
            "end": 0.0}
     driver = None
@@ -157,21 +160,26 @@ def throughput(result, groups, workdir, workers, count):
     :param workers: W, the number of processes.
     :param count: N, allocations per process.
     """
-    scope = "murano-cidr-bench-" + uuid.uuid4().hex
+    scope = backends.new_scope()
     ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(workers)
-    results = ctx.Queue()
     router_path = os.path.join(workdir, "router-%s.sqlite" % scope)
     router_mod.ModelRouter.create(router_path)
-    procs = [ctx.Process(target=_worker, daemon=True,
-                         args=(groups, router_path, scope, count, barrier,
-                               results))
-             for _ in range(workers)]
-    for proc in procs:
-        proc.start()
-    outs = [results.get(timeout=WORKER_TIMEOUT) for _ in procs]
-    for proc in procs:
-        proc.join(30)
+    procs = []
+    try:
+        with workers_mod.starting():
+            barrier = ctx.Barrier(workers)
+            results = ctx.Queue()
+            procs = [ctx.Process(target=_worker, daemon=True,
+                                 args=(groups, router_path, scope, count,
+                                       barrier, results))
+                     for _ in range(workers)]
+            for proc in procs:
+                proc.start()
+        outs = [results.get(timeout=WORKER_TIMEOUT) for _ in procs]
+        for proc in procs:
+            proc.join(30)
+    finally:
+        workers_mod.stop(procs)
     latencies = [x for out in outs for x in out["latencies"]]
     errors = [e for out in outs for e in out["errors"]]
     result.workers = workers

@@ -43,6 +43,7 @@ from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers.db import queries
+from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import counting
 from murano_cidr.measuring.bench import poolmath
 from murano_cidr.measuring.bench import timing
@@ -177,7 +178,7 @@ def _measure_case(driver, layout, fill, other, imports, samples, baseline,
                   rng):
     pool = driver.pool()
     used = used_indices(layout, pool.size, round(fill * pool.size), rng)
-    scope = "murano-cidr-bench-" + uuid.uuid4().hex
+    scope = backends_mod.new_scope()
     taken = [pool.cidr(i) for i in used]
     if imports:
         # The fill is the driver's own allocations, as in a cloud that has

@@ -30,6 +30,7 @@ from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import drivers
 from murano_cidr.measuring.bench import fillcost
 from murano_cidr.measuring.bench import poolmath
+from murano_cidr.measuring import cleanup
 
 LOG = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class Settings(object):
                                      else 0)
 
 
-def _measure(backend, settings, workdir):
+def _measure(backend, settings, workdir, databases):
     result = drivers.DriverResult(backend.name, backend.driver)
     if backend.driver not in allocator.installed_drivers():
         result.skipped = "the %s driver is not installed" % backend.driver
@@ -106,6 +107,9 @@ def _measure(backend, settings, workdir):
     groups = backend.groups(drivers.POOL, state_path)
     conf = confutils.make_conf(groups)
     backend.prepare(conf)
+    if backend.kind == backends_mod.SQL:
+        # Its rows are removed at the end, however the run ends.
+        databases.append(conf)
     baseline = backend.baseline(conf, settings.samples)
     if baseline:
         result.baseline_what, result.baseline = baseline
@@ -141,7 +145,9 @@ def run(settings, progress=None):
     try:
         for name in settings.backends:
             try:
-                results.append(_measure(known[name], settings, workdir))
+                with cleanup.removing(backends_mod.SCOPE_PREFIX) as dbs:
+                    results.append(_measure(known[name], settings, workdir,
+                                            dbs))
             except exceptions.BackendUnavailable as e:
                 results.append(drivers.DriverResult(
                     name, known[name].driver, skipped=str(e)))

@@ -27,6 +27,7 @@ from murano_cidr import confutils
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import router as router_mod
+from murano_cidr.measuring import workers
 
 #: Seconds an engine waits at the barrier, or the runner for an engine,
 #: before the run is declared stuck.
@@ -51,6 +52,7 @@ def serve(index, config_paths, barriers, tasks, results, router):
     :param router: the
         :class:`~murano_cidr.measuring.simulate.router.ModelRouter`.
     """
+    workers.serving()
     drivers = {}
     try:
         results.put((index, READY, None))

@@ -31,6 +31,12 @@ The workers are started once, with ``spawn``, so each has its own
 ``PYTHONHASHSEED`` salt like a real engine, and serve every trial of every
 driver. Every trial uses a new router (scope) and new owner ids (uuid4), so
 trials are independent even though the processes persist.
+
+A run leaves nothing behind, also when it fails or is interrupted: its
+workers are stopped, its temporary directory (the model router, the
+drivers' state) removed, and on a database given with ``--db-connection``
+every row of its scopes deleted (:mod:`murano_cidr.measuring.cleanup`;
+every router id starts with the run's prefix).
 """
 
 import contextlib
@@ -48,10 +54,12 @@ from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
+from murano_cidr.measuring import cleanup
 from murano_cidr.measuring import progress as progress_mod
 from murano_cidr.measuring.simulate import engine
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import router as router_mod
+from murano_cidr.measuring import workers as workers_mod
 from murano_cidr import opts
 from murano_cidr import pool as pool_mod
 
@@ -108,6 +116,9 @@ class Runner(object):
         self.progress = progress or progress_mod.Progress(0)
         self.rng = random.Random(spec.seed)
         self._workdir = None
+        #: Every scope (router id) of the run starts with it.
+        self.prefix = cleanup.run_prefix("simulate")
+        self._databases = None
         self._workers = []
         self._tasks = []
         self._barriers = {}
@@ -162,7 +173,7 @@ class Runner(object):
         size = self.validate()
         pool = self._pool()
         self._workdir = tempfile.mkdtemp(prefix="murano-cidr-simulate-")
-        try:
+        with self._cleaning_up():
             config_paths = self._prepare_drivers()
             router = router_mod.ModelRouter.create(
                 os.path.join(self._workdir, "router.sqlite"))
@@ -177,10 +188,23 @@ class Runner(object):
                         self._trial(result, pool, router)
                         self.progress()
                     results.append(result)
-            return results
-        finally:
             self._stop()
+            return results
+
+    @contextlib.contextmanager
+    def _cleaning_up(self):
+        try:
+            # NOTE: the workers end first, so none writes after the rows
+            # are removed.
+            with cleanup.removing(self.prefix, self._end) as databases:
+                self._databases = databases
+                yield
+        finally:
             shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def _end(self):
+        workers_mod.stop(self._workers)
+        self._workers, self._tasks, self._barriers = [], [], {}
 
     def _pool(self):
         # NOTE: through a file, as the engines read it; set_override would
@@ -202,12 +226,22 @@ class Runner(object):
             write_config(path, name, self.spec, state_path)
             conf = confutils.load(path)
             prepare_driver(name, conf)
+            if name == "db":
+                self._databases.append(conf)
             # Build it once here, so a bad option fails before any worker.
             allocator.get_allocator(conf).close()
             paths[name] = path
         return paths
 
     def _start(self, config_paths, router):
+        with workers_mod.starting():
+            self._spawn(config_paths, router)
+        # NOTE: wait until every engine has imported the library, so the
+        # first trial (and the progress bar's first rate) measures trials.
+        for _ in self._workers:
+            self._collect()
+
+    def _spawn(self, config_paths, router):
         ctx = multiprocessing.get_context("spawn")
         kmax = max(self.spec.ks)
         # NOTE: keep the barriers referenced until the workers stop: a
@@ -230,25 +264,17 @@ class Runner(object):
                 worker.start()
             self._tasks.append(tasks)
             self._workers.append(worker)
-        # NOTE: wait until every engine has imported the library, so the
-        # first trial (and the progress bar's first rate) measures trials.
-        for _ in range(kmax):
-            self._collect()
 
     def _stop(self):
+        # The end of a run: each engine closes its driver and exits.
         for tasks in self._tasks:
-            with contextlib.suppress(Exception):
-                tasks.put(None)
+            tasks.put(None)
         for worker in self._workers:
             worker.join(10)
-            if worker.is_alive():
-                worker.terminate()
-                worker.join(5)
-        self._workers, self._tasks, self._barriers = [], [], {}
 
     def _trial(self, result, pool, router):
         k = result.k
-        router_id = "router-" + _owner(self.rng)
+        router_id = self.prefix + _owner(self.rng)
         if self.spec.existing:
             picks = self.rng.sample(range(pool.size), self.spec.existing)
             router.seed(router_id, [("existing-%d" % i, pool.cidr(i))
