@@ -14,7 +14,8 @@
 # Check that 'murano-cidr-manage murano patch-core-library' makes its change
 # to the core library (meta/io.murano) of every Murano branch the library
 # installs on, that the result is still YAML with the new .destroy, and that
-# a second run changes nothing. Each branch's core library is copied out
+# a second run changes nothing, and that --revert restores the class
+# byte for byte. Each branch's core library is copied out
 # with 'git archive'; the clone itself is not touched.
 #
 # Usage: tools/check-murano-core-library.sh MURANO_CLONE [MANAGE]
@@ -68,7 +69,15 @@ assert "confirmCidr(id($))" in str(methods["deploy"])' "$class"; then
         status=1
         continue
     fi
+    git -C "$clone" show "$ref:meta/io.murano/Classes/resources/NeutronNetwork.yaml" \
+        >"$work/original"
+    if ! "$manage" murano patch-core-library --revert "$tree" >/dev/null ||
+        ! cmp -s "$work/original" "$class"; then
+        echo "$branch: --revert did not restore the class byte for byte"
+        status=1
+        continue
+    fi
     echo "$branch: changed ($added lines added), still YAML; a second run" \
-        "changes nothing"
+        "changes nothing; --revert restores it byte for byte"
 done
 exit $status

@@ -27,6 +27,14 @@ core library (the ``io.murano`` package), which :func:`change` makes:
    object goes away (its environment deleted, or the network removed from
    it), that calls ``releaseCidr(id($))``.
 
+Both calls are guarded in MuranoPL itself: each is made only if the
+explorer's class has the method (``typeinfo(...).methods``, Murano's
+reflection, which lists the Python methods a class had when the engine
+registered it). Only the engine plugin adds them, and only when it routes
+the pick; with the driver unset, the plugin inactive for any reason or
+murano-cidr uninstalled, the changed class deploys and deletes exactly as
+the unchanged one.
+
 The class file is found by structure, not by line numbers: the package's
 ``manifest.yaml`` must be that of ``io.murano`` and name the class's file
 under ``Classes/``; the file must define ``NeutronNetwork`` with a
@@ -36,7 +44,9 @@ after it, exactly one stack push. Anything else is refused with
 written. The new lines are inserted into the file's own text, at the
 indentation of the steps around them, so everything else stays as it was;
 a change already made (by this command or by hand, recognised by the calls
-it adds) is not made twice.
+it adds) is not made twice. The unguarded form that murano-cidr made
+before is replaced by the guarded one. :func:`revert` removes exactly the
+lines :func:`change` added, so the file is again byte for byte what it was.
 """
 
 import dataclasses
@@ -46,7 +56,7 @@ import os
 from oslo_log import log as logging
 import yaml
 
-from murano_cidr import exceptions
+from murano_cidr.integration import neutron_network as network
 
 LOG = logging.getLogger(__name__)
 
@@ -54,26 +64,13 @@ LOG = logging.getLogger(__name__)
 PACKAGE = "io.murano"
 CLASS = "io.murano.resources.NeutronNetwork"
 
-#: The object attribute that says the network allocated its CIDR.
-FLAG = "cidrAllocated"
-
-#: What marks each part of the change as made.
-FLAG_CALL = "setAttr(%s" % FLAG
-CONFIRM_CALL = "confirmCidr("
-RELEASE_CALL = "releaseCidr("
-
 #: What each part of the change does, in words (:attr:`Result.added`).
-PARTS = {
-    "flag": "deploy records that the network allocated its CIDR",
-    "confirm": "deploy confirms the CIDR after the stack push",
-    "destroy": "a new .destroy releases it",
-}
-
-_EXPLORER = "$._getNetExplorer()"
-_NOTE = "# murano-cidr: %s"
+PARTS = network.PARTS
 
 #: Where the core library is inside a checkout of Murano's source.
 IN_SOURCE_TREE = os.path.join("meta", "io.murano")
+
+_refuse = network.refuse
 
 
 @dataclasses.dataclass
@@ -99,10 +96,6 @@ class Result(object):
         return "".join(difflib.unified_diff(
             self.before.splitlines(True), self.after.splitlines(True),
             "a/" + name, "b/" + name))
-
-
-def _refuse(path, reason):
-    return exceptions.UnexpectedCoreLibrary(path=path, reason=reason)
 
 
 def find_package(path):
@@ -153,159 +146,16 @@ def class_file(package):
     return os.path.join(package, "Classes", relative)
 
 
-# -- the class file, as YAML nodes with their positions ----------------------
-
-def _get(mapping, key):
-    if isinstance(mapping, yaml.MappingNode):
-        for k, v in mapping.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return k, v
-    return None, None
-
-
-def _scalars(node):
-    if isinstance(node, yaml.ScalarNode):
-        yield node
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            yield from _scalars(item)
-    elif isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            yield from _scalars(k)
-            yield from _scalars(v)
-
-
-def _mentions(node, text):
-    return node is not None and any(
-        text in s.value for s in _scalars(node))
-
-
-def _steps(node):
-    """Yield ``(sequence, item)`` for every step under ``node``."""
-    if isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            yield node, item
-            yield from _steps(item)
-    elif isinstance(node, yaml.MappingNode):
-        for _k, v in node.value:
-            yield from _steps(v)
-
-
-def _is_allocation(item):
-    return (isinstance(item, yaml.MappingNode) and len(item.value) == 1
-            and isinstance(item.value[0][0], yaml.ScalarNode)
-            and item.value[0][0].value.replace(" ", "") == "$.subnetCidr"
-            and _mentions(item.value[0][1], "getAvailableCidr("))
-
-
-def _is_push(item):
-    return (isinstance(item, yaml.ScalarNode)
-            and item.value.replace(" ", "").endswith(".stack.push()"))
-
-
-def _last_line(node):
-    """The index of the last line holding part of ``node``."""
-    return max(s.end_mark.line - (1 if s.end_mark.column == 0 else 0)
-               for s in _scalars(node))
-
-
-class _Plan(object):
-    """The class file's structure, and what is missing from it."""
-
-    def __init__(self, path, text):
-        try:
-            root = yaml.compose(text)
-        except yaml.YAMLError as e:
-            raise _refuse(path, "is not YAML (%s)"
-                          % str(e).replace("\n", " "))
-        _k, name = _get(root, "Name")
-        if getattr(name, "value", None) != "NeutronNetwork":
-            raise _refuse(path, "does not define the class NeutronNetwork")
-        _k, methods = _get(root, "Methods")
-        deploy_key, deploy = _get(methods, "deploy")
-        if deploy is None or methods.flow_style:
-            raise _refuse(path, "has no block mapping Methods with deploy")
-        steps = list(_steps(_get(deploy, "Body")[1]))
-        allocations = [s for s in steps if _is_allocation(s[1])]
-        if len(allocations) != 1:
-            raise _refuse(path, "deploy has %d steps that set $.subnetCidr "
-                          "from getAvailableCidr(...), not one"
-                          % len(allocations))
-        self.allocation = allocations[0]
-        after = self.allocation[1].start_mark.index
-        pushes = [s for s in steps if _is_push(s[1])]
-        if len(pushes) != 1 or pushes[0][1].start_mark.index < after:
-            raise _refuse(path, "deploy has %d stack pushes after its "
-                          "allocation, not one" % sum(
-                              p[1].start_mark.index > after for p in pushes))
-        self.push = pushes[0]
-        if any(seq.flow_style for seq, _i in (self.allocation, self.push)):
-            raise _refuse(path, "deploy's steps are in flow style")
-        self.deploy_key, self.deploy = deploy_key, deploy
-        _k, self.destroy = _get(methods, ".destroy")
-        if self.destroy is not None and not _mentions(self.destroy,
-                                                      RELEASE_CALL):
-            raise _refuse(path, "NeutronNetwork has a .destroy of its own; "
-                          "add the step - %s.releaseCidr(id($)) to it by "
-                          "hand" % _EXPLORER)
-
-    def missing(self):
-        """Return the parts of the change not made yet."""
-        parts = []
-        if not _mentions(self.deploy, FLAG_CALL):
-            parts.append("flag")
-        if not _mentions(self.deploy, CONFIRM_CALL):
-            parts.append("confirm")
-        if self.destroy is None:
-            parts.append("destroy")
-        return parts
-
-    def insertions(self, parts):
-        """Return ``{line index: [new lines]}``, inserted after the line."""
-        added = {}
-        if "flag" in parts:
-            seq, item = self.allocation
-            pad = " " * seq.start_mark.column
-            added.setdefault(_last_line(item), []).extend([
-                pad + _NOTE % "this network allocated its CIDR",
-                pad + "- $.setAttr(%s, true)" % FLAG])
-        if "confirm" in parts:
-            seq, item = self.push
-            pad = " " * seq.start_mark.column
-            added.setdefault(_last_line(item), []).extend([
-                pad + _NOTE % "the subnet exists now",
-                pad + "- If: $.getAttr(%s, false)" % FLAG,
-                pad + "  Then:",
-                pad + "    - %s.confirmCidr(id($))" % _EXPLORER])
-        if "destroy" in parts:
-            pad = " " * self.deploy_key.start_mark.column
-            added.setdefault(_last_line(self.deploy), []).extend([
-                "",
-                pad + ".destroy:",
-                pad + "  Body:",
-                pad + "    " + _NOTE % "the network is deleted: its CIDR "
-                "may be reused",
-                pad + "    - %s.releaseCidr(id($))" % _EXPLORER])
-        return added
-
-
-def _newline(text):
-    return "\r\n" if "\r\n" in text else "\n"
-
-
-def _insert(text, added):
-    newline = _newline(text)
-    lines = text.splitlines(True)
-    if lines and not lines[-1].endswith(("\n", "\r")):
-        lines[-1] += newline
-    for index in sorted(added, reverse=True):
-        lines[index + 1:index + 1] = [line + newline
-                                      for line in added[index]]
-    return "".join(lines)
+def _write(target, text):
+    with open(target, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
 
 
 def change(path, dry_run=False):
     """Make the MuranoPL change to the core library at ``path``.
+
+    An unguarded change made by an earlier murano-cidr is replaced by the
+    guarded one (its parts are reported as added again).
 
     :param path: see :func:`find_package`.
     :param dry_run: compute the change without writing it.
@@ -317,14 +167,53 @@ def change(path, dry_run=False):
     package = find_package(path)
     target = class_file(package)
     before = _read(target)
-    plan = _Plan(target, before)
-    parts = plan.missing()
-    after = _insert(before, plan.insertions(parts)) if parts else before
-    if parts and _Plan(target, after).missing():
+    plan = network.Plan(target, before)
+    base, guarded = network.original(target, before)
+    parts = list(PARTS) if guarded is False else plan.missing()
+    if guarded is False:
+        plan = network.Plan(target, base)
+    after = network.insert(base, plan.insertions(parts)) if parts else before
+    unguarded = network.unguarded(after)
+    if unguarded:
+        raise _refuse(target, "it calls %s without checking that the "
+                      "explorer has it (a change made by hand?): guard the "
+                      "call as patch-core-library does, or remove it"
+                      % " and ".join(unguarded))
+    if parts and network.Plan(target, after).missing():
         # NOTE: a layout this module misreads, rather than a broken file.
         raise _refuse(target, "the change could not be placed in it")
     if parts and not dry_run:
-        with open(target, "w", encoding="utf-8", newline="") as f:
-            f.write(after)
+        _write(target, after)
         LOG.info("Added %s to %s", ", ".join(parts), target)
+    return Result(package, target, before, after, parts)
+
+
+def revert(path, dry_run=False):
+    """Remove the MuranoPL change from the core library at ``path``.
+
+    The lines :func:`change` added (in its guarded form, or the unguarded
+    form of an earlier murano-cidr) are removed, and nothing else: the
+    file is again byte for byte what it was before the change.
+
+    :param path: see :func:`find_package`.
+    :param dry_run: compute the result without writing it.
+    :returns: a :class:`Result`; ``added`` lists the parts removed, empty
+        if there was no change to remove.
+    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if the tree does
+        not look like the core library, or its change was edited by hand;
+        nothing is written.
+    """
+    package = find_package(path)
+    target = class_file(package)
+    before = _read(target)
+    network.Plan(target, before)
+    after, guarded = network.original(target, before)
+    if guarded is None and any(call in before for call in network.CALLS):
+        raise _refuse(target, "its murano-cidr change is not as "
+                      "patch-core-library makes it (made or edited by "
+                      "hand?): remove it by hand")
+    parts = [] if guarded is None else list(PARTS)
+    if parts and not dry_run:
+        _write(target, after)
+        LOG.info("Removed murano-cidr's change from %s", target)
     return Result(package, target, before, after, parts)

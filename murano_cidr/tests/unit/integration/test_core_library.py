@@ -79,7 +79,7 @@ EXPECTED = NETWORK.replace("""\
 """, """\
           - $.getRegion().stack.push()
           # murano-cidr: the subnet exists now
-          - If: $.getAttr(cidrAllocated, false)
+          - If: $.getAttr(cidrAllocated, false) and typeinfo($._getNetExplorer()).methods.any($.name = confirmCidr)
             Then:
               - $._getNetExplorer().confirmCidr(id($))
           - $.setAttr(done, true)
@@ -87,6 +87,19 @@ EXPECTED = NETWORK.replace("""\
   .destroy:
     Body:
       # murano-cidr: the network is deleted: its CIDR may be reused
+      - If: typeinfo($._getNetExplorer()).methods.any($.name = releaseCidr)
+        Then:
+          - $._getNetExplorer().releaseCidr(id($))
+""")  # noqa: E501
+
+#: What murano-cidr 1.x added: the same calls, unguarded.
+UNGUARDED = EXPECTED.replace(
+    " and typeinfo($._getNetExplorer()).methods.any($.name = confirmCidr)",
+    "").replace("""\
+      - If: typeinfo($._getNetExplorer()).methods.any($.name = releaseCidr)
+        Then:
+          - $._getNetExplorer().releaseCidr(id($))
+""", """\
       - $._getNetExplorer().releaseCidr(id($))
 """)
 
@@ -128,8 +141,11 @@ class TestChange(CoreLibraryTestCase):
         self.assertEqual(["flag", "confirm", "destroy"], result.added)
         self.assertEqual(EXPECTED, self.read())
         methods = yaml.safe_load(self.read())["Methods"]
-        self.assertEqual({"Body": ["$._getNetExplorer().releaseCidr(id($))"]},
-                         methods[".destroy"])
+        self.assertEqual({"Body": [{
+            "If": "typeinfo($._getNetExplorer()).methods.any("
+                  "$.name = releaseCidr)",
+            "Then": ["$._getNetExplorer().releaseCidr(id($))"]}]},
+            methods[".destroy"])
         self.assertEqual(["deploy", ".destroy", "describe"], list(methods))
 
     def test_calls_what_the_plugin_adds(self):
@@ -177,19 +193,40 @@ class TestChange(CoreLibraryTestCase):
         self.assertEqual(self.network,
                          core_library.change(self.package, dry_run=True).path)
 
-    def test_change_made_by_hand_is_recognised(self):
-        # The earlier hand-applied form: the local explorer variable.
-        by_hand = EXPECTED.replace("$._getNetExplorer().confirmCidr",
+    def test_a_guarded_change_made_by_hand_is_recognised(self):
+        by_hand = EXPECTED.replace("              - $._getNetExplorer()."
+                                   "confirmCidr", "              - "
                                    "$explorer.confirmCidr")
         self.write(by_hand)
         self.assertEqual([], core_library.change(self.package).added)
         self.assertEqual(by_hand, self.read())
 
+    def test_an_unguarded_call_made_by_hand_is_refused(self):
+        # An earlier hand-applied form: the local explorer variable, and
+        # no guard, so a rollback would fail every deployment.
+        by_hand = UNGUARDED.replace("$._getNetExplorer().confirmCidr",
+                                    "$explorer.confirmCidr")
+        self.write(by_hand)
+        e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
+                              core_library.change, self.package)
+        self.assertIn("calls confirmCidr and releaseCidr without checking "
+                      "that the explorer has it", str(e))
+        self.assertEqual(by_hand, self.read())
+
+    def test_the_unguarded_change_of_1_x_is_replaced_by_the_guarded(self):
+        self.write(UNGUARDED)
+        result = core_library.change(self.package)
+        self.assertEqual(["flag", "confirm", "destroy"], result.added)
+        self.assertEqual(EXPECTED, self.read())
+        self.assertEqual([], core_library.change(self.package).added)
+
     def test_missing_parts_only(self):
         self.write(NETWORK + """
   .destroy:
     Body:
-      - $._getNetExplorer().releaseCidr(id($))
+      - If: typeinfo($._getNetExplorer()).methods.any($.name = releaseCidr)
+        Then:
+          - $._getNetExplorer().releaseCidr(id($))
 """)
         result = core_library.change(self.package)
         self.assertEqual(["flag", "confirm"], result.added)
@@ -199,6 +236,54 @@ class TestChange(CoreLibraryTestCase):
         self.write(NETWORK.replace("\n", "\r\n"))
         core_library.change(self.package)
         self.assertEqual(EXPECTED.replace("\n", "\r\n"), self.read())
+
+
+class TestRevert(CoreLibraryTestCase):
+    """``--revert``: the class byte for byte as it was before the change."""
+
+    def assertRoundTrip(self, original):
+        self.write(original)
+        core_library.change(self.package)
+        self.assertNotEqual(original, self.read())
+        result = core_library.revert(self.package)
+        self.assertEqual(["flag", "confirm", "destroy"], result.added)
+        self.assertEqual(original, self.read())
+        self.assertEqual(original.encode(), open(self.network, "rb").read())
+
+    def test_restores_the_original_exactly(self):
+        self.assertRoundTrip(NETWORK)
+
+    def test_windows_line_ends(self):
+        self.assertRoundTrip(NETWORK.replace("\n", "\r\n"))
+
+    def test_a_file_without_a_last_line_end(self):
+        # deploy is the last method: .destroy goes at the end of the file.
+        self.assertRoundTrip(NETWORK[:NETWORK.index("\n  describe:")]
+                             .rstrip("\n"))
+
+    def test_the_unguarded_change_of_1_x(self):
+        self.write(UNGUARDED)
+        self.assertEqual(["flag", "confirm", "destroy"],
+                         core_library.revert(self.package).added)
+        self.assertEqual(NETWORK, self.read())
+
+    def test_an_unchanged_class_is_left_alone(self):
+        self.assertEqual([], core_library.revert(self.package).added)
+        self.assertEqual(NETWORK, self.read())
+
+    def test_dry_run_writes_nothing(self):
+        self.write(EXPECTED)
+        result = core_library.revert(self.package, dry_run=True)
+        self.assertEqual((EXPECTED, NETWORK), (self.read(), result.after))
+
+    def test_a_change_edited_by_hand_is_refused(self):
+        edited = EXPECTED.replace("# murano-cidr: the subnet exists now\n",
+                                  "# our own note\n")
+        self.write(edited)
+        e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
+                              core_library.revert, self.package)
+        self.assertIn("not as patch-core-library makes it", str(e))
+        self.assertEqual(edited, self.read())
 
 
 class TestRefusals(CoreLibraryTestCase):
@@ -285,10 +370,12 @@ class TestRefusals(CoreLibraryTestCase):
 
 class TestCommand(CoreLibraryTestCase):
 
-    def run_command(self, *args):
+    def run_command(self, *args, config_file=None):
         out, err = io.StringIO(), io.StringIO()
+        head = ["--config-file", config_file] if config_file else []
         with mock.patch("sys.stdout", out), mock.patch("sys.stderr", err):
-            code = manage.main(["murano", "patch-core-library"] + list(args))
+            code = manage.main(head + ["murano", "patch-core-library"]
+                               + list(args))
         return code, out.getvalue(), err.getvalue()
 
     def test_prints_the_diff_and_the_reimport(self):
@@ -298,19 +385,45 @@ class TestCommand(CoreLibraryTestCase):
         self.assertEqual(EXPECTED, self.read())
         self.assertEqual(diff, out[:len(diff)])
         last = out[len(diff):].splitlines()
-        self.assertEqual(1, len(last), out)
-        self.assertIn("Changed %s: deploy records that the network allocated "
-                      "its CIDR; deploy confirms the CIDR after the stack "
-                      "push; a new .destroy releases it." % self.network,
-                      last[0])
-        self.assertIn("murano-manage import-package %s --update"
-                      % self.package, last[0])
+        self.assertEqual(2, len(last), out)
+        self.assertEqual("Changed %s: deploy records that the network "
+                         "allocated its CIDR; deploy confirms the CIDR after "
+                         "the stack push; a new .destroy releases it."
+                         % self.network, last[0])
+        self.assertIn("cd %s && zip -r /tmp/io.murano.zip . && openstack "
+                      "application catalog package import --is-public "
+                      "--exists-action u /tmp/io.murano.zip" % self.package,
+                      last[1])
+        self.assertIn("murano-manage --config-file /etc/murano/murano.conf "
+                      "import-package %s --update" % self.package, last[1])
+
+    def test_the_reimport_names_the_configuration_file_given(self):
+        conf = os.path.join(self.root, "murano.conf")
+        self.write("[DEFAULT]\n", conf)
+        code, out, err = self.run_command(self.package, config_file=conf)
+        self.assertEqual((0, ""), (code, err))
+        self.assertIn("murano-manage --config-file %s import-package %s"
+                      % (conf, self.package), out.splitlines()[-1])
+
+    def test_revert_prints_the_diff_and_the_reimport(self):
+        self.run_command(self.package)
+        code, out, err = self.run_command("--revert", self.package)
+        self.assertEqual((0, ""), (code, err))
+        self.assertEqual(NETWORK, self.read())
+        self.assertIn("-          # murano-cidr: the subnet exists now\n", out)
+        self.assertEqual("Removed murano-cidr's change from %s: it is again "
+                         "as it was before the change." % self.network,
+                         out.splitlines()[-2])
+        self.assertIn("--exists-action u", out.splitlines()[-1])
+        code, out, err = self.run_command("--revert", self.package)
+        self.assertEqual("%s does not have murano-cidr's MuranoPL change: "
+                         "nothing to do.\n" % self.network, out)
 
     def test_dry_run_prints_and_writes_nothing(self):
         code, out, err = self.run_command("--dry-run", self.package)
         self.assertEqual(0, code)
         self.assertEqual(NETWORK, self.read())
-        self.assertIn("+      - $._getNetExplorer().releaseCidr(id($))\n",
+        self.assertIn("+          - $._getNetExplorer().releaseCidr(id($))\n",
                       out)
         self.assertIn("Dry run: %s was not changed" % self.network,
                       out.splitlines()[-1])
