@@ -31,7 +31,8 @@ CONFIRM_CALL = "confirmCidr("
 RELEASE_CALL = "releaseCidr("
 CALLS = (FLAG_CALL, CONFIRM_CALL, RELEASE_CALL)
 
-#: What each part of the change does, in words (:attr:`murano_cidr.integration.core_library.Result.added`).
+#: What each part of the change does, in words (the names in
+#: :attr:`murano_cidr.integration.core_library.Result.added`).
 PARTS = {
     "flag": "deploy records that the network allocated its CIDR",
     "confirm": "deploy confirms the CIDR after the stack push",
