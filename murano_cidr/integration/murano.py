@@ -55,7 +55,6 @@ from murano_cidr import allocator
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.integration import neutron
-from murano_cidr.operations import reconciling
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -81,33 +80,6 @@ def router_cidrs(client, router_id):
         listing. Nothing is allocated.
     """
     return neutron.RouterReader(client, router_id)()
-
-
-def router_listing(client, router_ids):
-    """Read what each router carries, for reconciling.
-
-    Unlike :func:`router_cidrs`, a subnet on a router's port that the
-    client cannot see is not left out silently: that router's listing is
-    marked incomplete, so nothing of its scope is released. Use a client
-    with the admin role to see every project's subnets.
-
-    :param client: a python-neutronclient ``Client``.
-    :param router_ids: the routers to read (the scopes of the allocations).
-    :returns: a :class:`~murano_cidr.operations.reconciling.RouterListing`.
-    :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron client
-        call raises or answers something that is not a listing.
-    """
-    listing = reconciling.RouterListing()
-    for router_id in sorted(set(router_ids)):
-        subnet_ids = neutron.router_subnet_ids(client, router_id)
-        seen = {}
-        if subnet_ids:
-            seen = neutron.subnet_cidrs(client, router_id,
-                                        sorted(subnet_ids))
-        listing.add(router_id,
-                    [seen[s] for s in sorted(subnet_ids) if s in seen],
-                    missing=subnet_ids - set(seen))
-    return listing
 
 
 def register_opts(conf=None):

@@ -17,7 +17,7 @@ subnet and its router interface; an allocation nobody released then names a
 CIDR its router does not carry. Reconciling compares each allocation with a
 listing of the routers' subnets (from Neutron, see
 :func:`murano_cidr.operations.openstack_export.read_router_listing` and
-:func:`murano_cidr.integration.murano.router_listing`) and releases, after
+:func:`router_listing`, with a Neutron client) and releases, after
 the grace period, those whose CIDR is on their router no more.
 
 It needs no owner ids and no change to the engine, and is as conservative as
@@ -44,6 +44,7 @@ project, shows their subnet gone.
 import dataclasses
 import datetime
 
+from murano_cidr.integration import neutron
 from murano_cidr.operations import pruning
 from murano_cidr import taken as taken_mod
 
@@ -81,6 +82,34 @@ class RouterListing(object):
                 "its ports are on %d subnet(s) the listing does not show "
                 "(%s); list them with an account that sees every project"
                 % (len(missing), ", ".join(sorted(missing)[:3])))
+
+
+def router_listing(client, router_ids):
+    """Read what each router carries, for reconciling.
+
+    Unlike :func:`murano_cidr.integration.murano.router_cidrs` (the
+    engine's reading), a subnet on a router's port that the client cannot
+    see is not left out silently: that router's listing is marked
+    incomplete, so nothing of its scope is released. Use a client with the
+    admin role to see every project's subnets.
+
+    :param client: a python-neutronclient ``Client``.
+    :param router_ids: the routers to read (the scopes of the allocations).
+    :returns: a :class:`RouterListing`.
+    :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron client
+        call raises or answers something that is not a listing.
+    """
+    listing = RouterListing()
+    for router_id in sorted(set(router_ids)):
+        subnet_ids = neutron.router_subnet_ids(client, router_id)
+        seen = {}
+        if subnet_ids:
+            seen = neutron.subnet_cidrs(client, router_id,
+                                        sorted(subnet_ids))
+        listing.add(router_id,
+                    [seen[s] for s in sorted(subnet_ids) if s in seen],
+                    missing=subnet_ids - set(seen))
+    return listing
 
 
 def _overlapping(allocation, cidrs):

@@ -19,6 +19,7 @@ import fixtures
 from murano_cidr.drivers import stateless
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
+from murano_cidr.operations import reconciling
 from murano_cidr.tests import base
 
 ROUTER = "9f1c2f8e-5a5b-4c3e-8d53-1e2f3a4b5c6d"
@@ -194,8 +195,8 @@ class TestRouterListing(base.TestCase):
                    port(OTHER_ROUTER, "hidden")],
             subnets=[subnet("a", "10.0.1.0/24"), subnet("b", "10.0.2.0/24"),
                      subnet("c", "10.0.1.0/24")])
-        listing = murano.router_listing(client, [ROUTER, OTHER_ROUTER,
-                                                 ROUTER, "empty-router"])
+        listing = reconciling.router_listing(
+            client, [ROUTER, OTHER_ROUTER, ROUTER, "empty-router"])
         self.assertEqual({ROUTER: ["10.0.1.0/24", "10.0.2.0/24"],
                           OTHER_ROUTER: ["10.0.1.0/24"],
                           "empty-router": []}, listing.cidrs)
@@ -211,10 +212,10 @@ class TestRouterListing(base.TestCase):
             client = FailingNeutron(failing, ports=[port(ROUTER, "a")],
                                     subnets=[subnet("a", "10.0.1.0/24")])
             e = self.assertRaises(exceptions.BackendUnavailable,
-                                  murano.router_listing, client, [ROUTER])
+                                  reconciling.router_listing, client, [ROUTER])
             self.assertIsInstance(e.__cause__, NeutronClientException)
         e = self.assertRaises(
-            exceptions.BackendUnavailable, murano.router_listing,
+            exceptions.BackendUnavailable, reconciling.router_listing,
             FakeNeutron(ports=[{"id": "p", "device_id": ROUTER}]), [ROUTER])
         self.assertIn("missing or malformed", str(e))
 

@@ -18,6 +18,7 @@ from murano_cidr.drivers.db import queries
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
 from murano_cidr.integration import neutron
+from murano_cidr.operations import reconciling
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.integration import test_murano as fakes
 
@@ -109,7 +110,7 @@ class TestManySubnets(base.TestCase):
                                for c in self.client.calls), 1)
 
     def test_reconciling_sees_every_subnet(self):
-        listing = murano.router_listing(self.client, [ROUTER])
+        listing = reconciling.router_listing(self.client, [ROUTER])
         self.assertEqual(sorted(self.cidrs), sorted(listing.cidrs[ROUTER]))
         self.assertEqual({}, listing.incomplete)
 
