@@ -12,4 +12,4 @@
 
 import pbr.version
 
-__version__ = pbr.version.VersionInfo("murano-cidr").version_string()
+__version__ = pbr.version.VersionInfo("murano-cidr").release_string()

@@ -17,9 +17,9 @@ Each takes ``--format table|json``; errors and exit codes are those of
 :mod:`murano_cidr.cmd.common`.
 """
 
-from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
+from murano_cidr.cmd import store
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.operations import usage as usage_mod
@@ -136,7 +136,7 @@ def do_allocate(conf):
     args = conf.command
     # A reservation held by this short-lived process would be gone when it
     # exits.
-    with allocator.get_allocator(
+    with store.open_driver(
             conf, require=Capability.OUTLIVES_PROCESS,
             action="allocate from the command line") as driver:
         cidr = driver.allocate(args.owner, scope=args.scope,
@@ -151,7 +151,7 @@ def do_allocate(conf):
 
 def do_confirm(conf):
     args = conf.command
-    with allocator.get_allocator(
+    with store.open_driver(
             conf, require=Capability.OUTLIVES_PROCESS,
             action="confirm from the command line") as driver:
         driver.confirm(args.owner)
@@ -163,7 +163,7 @@ def do_confirm(conf):
 
 def do_release(conf):
     args = conf.command
-    with allocator.get_allocator(conf) as driver:
+    with store.open_driver(conf) as driver:
         released = driver.release(args.owner)
     if args.format == output.JSON:
         output.emit(args.format, {"owner": args.owner, "released": released})
@@ -174,8 +174,8 @@ def do_release(conf):
 
 def do_show(conf):
     args = conf.command
-    with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
-                                 action="show an allocation") as driver:
+    with store.open_driver(conf, require=READS_ALLOCATIONS,
+                           action="show an allocation") as driver:
         allocation = driver.get(args.owner)
     if allocation is None:
         common.error("%s holds no allocation" % args.owner)
@@ -188,8 +188,8 @@ def do_show(conf):
 
 def do_list(conf):
     args = conf.command
-    with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
-                                 action="list allocations") as driver:
+    with store.open_driver(conf, require=READS_ALLOCATIONS,
+                           action="list allocations") as driver:
         allocations = driver.list(scope=args.scope)
         allocations += driver.list_released(scope=args.scope)
     print_allocations(allocations, args.format)
@@ -202,8 +202,8 @@ def do_usage(conf):
             name="--taken", value=", ".join(args.taken),
             reason="lists CIDRs of one router; give --scope too")
     scope = usage_mod.ALL if args.scope is None else args.scope
-    with allocator.get_allocator(conf, require=READS_ALLOCATIONS,
-                                 action="report usage") as driver:
+    with store.open_driver(conf, require=READS_ALLOCATIONS,
+                           action="report usage") as driver:
         rows = usage_mod.report(driver, scope=scope, taken=args.taken,
                                 ip_version=args.ip_version)
     # NOTE: a driver counting its own usage may not know released CIDRs.

@@ -28,17 +28,14 @@ Exit codes:
 :mod:`murano_cidr.cmd.status`).
 """
 
-import argparse
-import glob
 import logging as std_logging
-import os
-import re
 import sys
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
 import murano_cidr
+from murano_cidr.cmd import configuration
 from murano_cidr.cmd import interrupts
 from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
@@ -53,6 +50,9 @@ EXIT_UNAVAILABLE = 3
 EXIT_READ_ONLY = 4
 #: The SQLite database's file system has no space left.
 EXIT_NO_SPACE = 5
+
+describe_config_error = configuration.describe_config_error
+undecodable_config_file = configuration.undecodable_config_file
 
 
 #: Libraries whose routine INFO lines would drown a command's output.
@@ -75,41 +75,45 @@ USAGE = ("%(prog)s [--config-file PATH] [--verbose | --debug] COMMAND "
          "--version")
 
 
-class CommandOpt(cfg.SubCommandOpt):
-    """The sub-command option, listed first in ``--help``.
+class Commands:
+    """The sub-parsers of a script, each named ``PROG COMMAND``.
 
-    Without it the list of commands would come last, after every oslo.log
-    option, where a user looking for what the program does reads last;
-    and the usage line would list every one of those options.
+    argparse names a sub-command's parser after its parent's usage line
+    unless told a name, and the scripts' usage line is
+    :data:`USAGE`; modules add their commands through this as through
+    argparse's sub-parsers.
     """
 
-    def _add_to_cli(self, parser, group=None):
-        super()._add_to_cli(parser, group)
-        # NOTE: neither argparse nor oslo.config has a public way to order
-        # the groups of --help: argparse prints them in the order they were
-        # made, and SubCommandOpt (oslo.config makes the parser, and calls
-        # this method) has just made the commands' group, after the
-        # options'. This method is the one place murano-cidr reaches into
-        # them (their private SubCommandOpt._add_to_cli and list of groups).
-        groups = parser._action_groups
-        groups.insert(0, groups.pop())
-        # Only now, not through ConfigOpts' usage argument: argparse names
-        # the commands' parsers after the usage line their parent had when
-        # add_subparsers() was called.
-        parser.usage = USAGE
+    def __init__(self, subparsers, prog):
+        self._subparsers = subparsers
+        self._prog = prog
+        subparsers.metavar = "COMMAND"
+
+    def add_parser(self, name, **kwargs):
+        """Add a command's parser (see argparse's ``add_parser``)."""
+        kwargs.setdefault("prog", "%s %s" % (self._prog, name))
+        return self._subparsers.add_parser(name, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._subparsers, name)
 
 
-#: oslo.config's text for a value of the wrong type; it names the option,
-#: not its group, and shows the location as a LocationInfo repr.
-#: NOTE: ConfigFileValueError (and ConfigSourceValueError) carry the
-#: option, its location and the reason in this English text alone, with no
-#: attribute for any of them (oslo.config 8.7.1 to 10.7), so
-#: describe_config_error() reads it; these two expressions are the one
-#: place murano-cidr reads an oslo.config message.
-_VALUE_ERROR = re.compile(r"^Value for option (?P<option>\S+)"
-                          r"(?: from (?P<location>.*?))? is not valid: "
-                          r"(?P<reason>.*)$", re.S)
-_LOCATION_DETAIL = re.compile(r"detail='(?P<detail>[^']+)'")
+def sub_commands(prog, add_commands):
+    """Return the ``command`` option of a script made of sub-commands.
+
+    :param prog: the program name.
+    :param add_commands: ``add_commands(commands)`` adds every command's
+        parser to a :class:`Commands`.
+    :returns: a :class:`oslo_config.cfg.SubCommandOpt`.
+    """
+    # NOTE: argparse lists the commands after the options in --help, as it
+    # prints groups in the order they were made and oslo.config makes the
+    # commands' group last. Listing them first needs a public way to order
+    # argparse's groups (or SubCommandOpt to accept the group to add its
+    # sub-parsers to); the scripts' descriptions name the commands instead.
+    return cfg.SubCommandOpt(
+        "command", title="Commands", help="the command to run",
+        handler=lambda subparsers: add_commands(Commands(subparsers, prog)))
 
 
 def register_logging(conf):
@@ -149,20 +153,22 @@ def setup_logging(conf):
         std_logging.getLogger().setLevel(std_logging.WARNING)
 
 
-def parse(conf, argv, prog, description=None):
+def parse(conf, argv, prog, description=None, usage=None):
     """Parse a console script's command line and configuration files.
 
-    Adds ``--version`` (the installed murano-cidr's) and the program's
-    description to ``--help``.
+    Adds ``--version`` (the installed murano-cidr's), the program's
+    description and the configuration files searched to ``--help`` (see
+    :func:`murano_cidr.cmd.configuration.parse`).
 
     :param conf: the :class:`oslo_config.cfg.ConfigOpts` to parse into.
     :param argv: the arguments, without the program name.
     :param prog: the program name.
     :param description: what the program does, printed first by ``--help``.
+    :param usage: the usage line; argparse's if None.
     :raises oslo_config.cfg.Error: for a bad command line or file.
     """
-    conf(argv, project="murano-cidr", prog=prog,
-         version=murano_cidr.__version__, description=description)
+    configuration.parse(conf, argv, prog, description=description,
+                        usage=usage, version=murano_cidr.__version__)
 
 
 def main(prog, command_opt, argv=None, description=None):
@@ -182,12 +188,13 @@ def main(prog, command_opt, argv=None, description=None):
     """
     conf = cfg.ConfigOpts()
     register_logging(conf)
-    driver_commands.set_command_defaults(conf)
     conf.register_cli_opt(command_opt)
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():
-        parse(conf, argv, prog, description)
+        parse(conf, argv, prog, description, usage=USAGE)
+        # Only now: --version and --help exit in parse() and need no driver.
+        driver_commands.set_command_defaults(conf)
         setup_logging(conf)
         return conf.command.action(conf)
 
@@ -217,60 +224,6 @@ def exit_code_for(error):
     if isinstance(error, exceptions.BackendUnavailable):
         return EXIT_UNAVAILABLE
     return EXIT_FAILED
-
-
-def describe_config_error(error, conf=None):
-    """Return an oslo.config error as one line an operator can act on.
-
-    A bad option value becomes ``option NAME in [GROUP]: REASON (FILE)``
-    instead of oslo.config's text with a ``LocationInfo(...)`` repr; other
-    errors are returned on one line, unchanged.
-
-    :param error: an :class:`oslo_config.cfg.Error`.
-    :param conf: the configuration it came from, to find the option's
-        group; the group is left out if None or not found.
-    :returns: a one-line message.
-    """
-    text = messages.one_line(error)
-    match = (_VALUE_ERROR.match(text)
-             if isinstance(error, cfg.ConfigSourceValueError) else None)
-    if match is None:
-        return text
-    option = match.group("option")
-    group = _group_of(conf, option) if conf is not None else None
-    line = ("option %s in [%s]: %s" % (option, group, match.group("reason"))
-            if group else "option %s: %s" % (option, match.group("reason")))
-    detail = _LOCATION_DETAIL.search(match.group("location") or "")
-    if detail:
-        line += " (%s)" % detail.group("detail")
-    return line
-
-
-def _group_of(conf, option):
-    """Return the group whose ``option`` cannot be read, or None."""
-    try:
-        keys = list(conf)
-    except cfg.Error:
-        return None
-    for key in keys:
-        try:
-            value = conf[key]
-        except cfg.ConfigSourceValueError:
-            if key == option:
-                return "DEFAULT"
-            continue
-        except cfg.Error:
-            continue
-        if not isinstance(value, cfg.ConfigOpts.GroupAttr) or (
-                option not in value):
-            continue
-        try:
-            value[option]
-        except cfg.ConfigSourceValueError:
-            return key
-        except cfg.Error:
-            continue
-    return None
 
 
 def error(message, prog="murano-cidr"):
@@ -309,7 +262,8 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
     except cfg.Error as e:
         if debugging():
             raise
-        print("%s: error: %s" % (prog, describe_config_error(e, conf)),
+        print("%s: error: %s" % (prog,
+                                 configuration.describe_config_error(e, conf)),
               file=sys.stderr)
         return exit_code(e)
     except (exceptions.MuranoCidrException, OSError) as e:
@@ -320,7 +274,7 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
     except UnicodeDecodeError as e:
         if debugging():
             raise
-        typed = undecodable_config_file(
+        typed = configuration.undecodable_config_file(
             e, conf, sys.argv[1:] if argv is None else argv)
         if typed is None:
             return _unexpected(prog, e, exit_code)
@@ -337,62 +291,6 @@ def _unexpected(prog, e, exit_code):
     print("%s: unexpected error: %s: %s (run with --debug for details)"
           % (prog, type(e).__name__, messages.one_line(e)), file=sys.stderr)
     return exit_code(e)
-
-
-def undecodable_config_file(error, conf=None, argv=()):
-    """Name the configuration file a decoding error was raised reading.
-
-    oslo.config reads its files as text and lets a
-    :class:`UnicodeDecodeError` escape without saying which file it was;
-    the files it reads for ``argv`` are read again, in the error's
-    encoding, to find the one.
-
-    :param error: a :class:`UnicodeDecodeError`.
-    :param conf: the :class:`oslo_config.cfg.ConfigOpts` that was parsing
-        ``argv``; None if there was none.
-    :param argv: its command line.
-    :returns: a :class:`~murano_cidr.exceptions.InvalidInputFile` naming
-        the file, or None if no configuration file fails to decode.
-    """
-    for path in config_files(conf, argv):
-        try:
-            with open(path, encoding=error.encoding) as f:
-                f.read()
-        except UnicodeDecodeError as e:
-            return exceptions.InvalidInputFile(
-                path=path,
-                reason="is not a configuration file: it is not %s text "
-                "(byte 0x%02x cannot be decoded)"
-                % (e.encoding, e.object[e.start]))
-        except OSError:
-            continue
-    return None
-
-
-def config_files(conf, argv):
-    """Return the configuration files oslo.config reads for ``argv``.
-
-    Those of ``--config-file``, then the ``*.conf`` files of each
-    ``--config-dir``, in name order; where the command line gives none,
-    the defaults ``conf`` was parsed with.
-
-    :param conf: a :class:`oslo_config.cfg.ConfigOpts` being, or having
-        been, parsed; None for no files.
-    :param argv: the command line.
-    :returns: a list of paths.
-    """
-    if conf is None:
-        return []
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config-file", action="append")
-    parser.add_argument("--config-dir", action="append")
-    given, _rest = parser.parse_known_args(list(argv))
-    files = list(given.config_file or
-                 getattr(conf, "default_config_files", None) or ())
-    for directory in (given.config_dir or
-                      getattr(conf, "default_config_dirs", None) or ()):
-        files.extend(sorted(glob.glob(os.path.join(directory, "*.conf"))))
-    return files
 
 
 def _debug(conf, argv=None):

@@ -39,7 +39,6 @@ PROG = "murano-cidr-manage"
 
 def add_command_parsers(subparsers):
     """Add every installed driver's commands; the ``command`` handler."""
-    subparsers.metavar = "COMMAND"
     for commands in driver_commands.installed().values():
         commands.manage_commands(subparsers)
     core_library.add_command_parsers(subparsers)
@@ -52,9 +51,7 @@ DESCRIPTION = (
     "'murano patch-core-library' adds the optional release path to "
     "Murano's core library.")
 
-command_opt = common.CommandOpt("command", title="Commands",
-                                handler=add_command_parsers,
-                                help="the command to run")
+command_opt = common.sub_commands(PROG, add_command_parsers)
 
 
 def main(argv=None):

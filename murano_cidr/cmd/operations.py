@@ -36,9 +36,9 @@ import datetime
 import os
 import sys
 
-from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
+from murano_cidr.cmd import store
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -200,7 +200,7 @@ def register(subparsers):
 
 def do_import(conf):
     args = conf.command
-    with allocator.get_allocator(
+    with store.open_driver(
             conf, require=(Capability.SHARES_STATE, Capability.IMPORTS),
             action="import allocations") as driver:
         rows = importing.read_file(args.file, driver.pools,
@@ -277,7 +277,7 @@ def _live_owners(args):
 def do_prune(conf):
     args = conf.command
     live = _live_owners(args)
-    with allocator.get_allocator(
+    with store.open_driver(
             conf, require=Capability.SHARES_STATE,
             action="prune allocations") as driver:
         decisions = pruning.plan(driver.list(scope=args.scope), live,
@@ -292,7 +292,7 @@ def do_reconcile(conf):
     args = conf.command
     listing = openstack_export.read_router_listing(args.subnets,
                                                    args.ports_dir)
-    with allocator.get_allocator(
+    with store.open_driver(
             conf, require=Capability.SHARES_STATE,
             action="reconcile allocations") as driver:
         decisions = reconciling.plan(

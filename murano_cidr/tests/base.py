@@ -55,6 +55,11 @@ class TestCase(base.BaseTestCase):
         opts.register_opts(self.conf)
         self.state_path = self.useFixture(fixtures.TempDir()).path
         self.config(state_path=self.state_path)
+        # Console scripts run here read no configuration file of the
+        # machine's (/etc/murano/murano.conf...), only those a test gives.
+        for name in ("SEARCH_FILES", "SEARCH_DIRS"):
+            self.useFixture(fixtures.MonkeyPatch(
+                "murano_cidr.cmd.configuration." + name, ()))
 
     def config(self, **kwargs):
         """Override ``[cidr_allocator]`` options for this test."""

@@ -12,6 +12,9 @@
 
 """The console scripts as a user meets them: help, version, quiet output."""
 
+import argparse
+import importlib
+import importlib.metadata
 import io
 import json
 import os
@@ -55,22 +58,52 @@ class TestHelp(ConsoleTestCase):
                                 % (part, text[:position][-40:], text))
             position = found + len(part)
 
-    def test_murano_cidr_describes_itself_and_lists_commands_first(self):
+    def test_murano_cidr_describes_itself_and_lists_commands(self):
         code, out, _err = self.run_exiting(cli.main, "--help")
         self.assertEqual(0, code)
-        self.assertTrue(out.startswith("usage: murano-cidr "), out)
-        self.assertInOrder(out, "usage:", cli.DESCRIPTION[:40],
-                           "Commands:", "\n  COMMAND ", "\n    allocate ",
+        self.assertTrue(out.startswith(
+            "usage: murano-cidr [--config-file PATH] [--verbose | --debug] "
+            "COMMAND [ARGS]\n"), out)
+        # The description names the commands before the options.
+        self.assertInOrder(out, "usage:", cli.DESCRIPTION[:40], "(allocate,",
+                           "simulate, bench", OPTIONS, "\n  --config-file",
+                           "\n  --log-dir", "\n  --use-syslog", "Commands:",
+                           "\n  COMMAND ", "\n    allocate ",
                            "\n    release ", "\n    simulate ",
-                           "\n    bench ", OPTIONS, "\n  --config-file",
-                           "\n  --log-dir", "\n  --use-syslog")
+                           "\n    bench ", "/etc/murano/murano.conf")
 
-    def test_manage_describes_itself_and_lists_commands_first(self):
+    def test_manage_describes_itself_and_lists_commands(self):
         code, out, _err = self.run_exiting(manage.main, "--help")
         self.assertEqual(0, code)
         self.assertInOrder(out, "usage: murano-cidr-manage",
-                           manage.DESCRIPTION[:40], "Commands:", "\n    db ",
-                           OPTIONS, "\n  --log-dir")
+                           manage.DESCRIPTION[:40], OPTIONS, "\n  --log-dir",
+                           "Commands:", "\n    db ")
+
+    def test_a_command_is_named_after_its_script(self):
+        for main, args, usage in (
+                (cli.main, ("list", "--help"), "usage: murano-cidr list "),
+                (manage.main, ("db", "sync", "--help"),
+                 "usage: murano-cidr-manage db sync ")):
+            code, out, _err = self.run_exiting(main, *args)
+            self.assertEqual(0, code)
+            self.assertTrue(out.startswith(usage), out)
+
+    def test_each_command_summary_is_its_modules(self):
+        # cli lists the commands it does not load with its own summary.
+        for name, module, summary in cli.COMMANDS:
+            parser = argparse.ArgumentParser(prog="x")
+            helps = {}
+            recorder = parser.add_subparsers()
+            original = recorder.add_parser
+
+            def record(command, **kwargs):
+                helps[command] = kwargs.get("help")
+                return original(command, **kwargs)
+
+            recorder.add_parser = record
+            importlib.import_module("murano_cidr.cmd." + module).register(
+                recorder)
+            self.assertEqual(summary, helps[name], name)
 
     def test_status_describes_itself_first(self):
         code, out, _err = self.run_exiting(status.main, "--help")
@@ -87,6 +120,11 @@ class TestVersion(ConsoleTestCase):
             code, out, err = self.run_exiting(main, "--version")
             self.assertEqual((0, murano_cidr.__version__ + "\n", ""),
                              (code, out, err), main.__module__)
+
+    def test_the_version_is_the_installed_one(self):
+        # pbr's short version_string() dropped the .devN suffix.
+        self.assertEqual(importlib.metadata.version("murano-cidr"),
+                         murano_cidr.__version__)
 
 
 class TestQuietOutput(base.TestCase):
