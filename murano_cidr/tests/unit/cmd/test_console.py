@@ -70,7 +70,7 @@ class TestHelp(ConsoleTestCase):
                            "\n  --log-dir", "\n  --use-syslog", "Commands:",
                            "\n  COMMAND ", "\n    allocate ",
                            "\n    release ", "\n    simulate ",
-                           "\n    bench ", "/etc/murano/murano.conf")
+                           "\n    bench ", "Without --config-file")
 
     def test_manage_describes_itself_and_lists_commands(self):
         code, out, _err = self.run_exiting(manage.main, "--help")
