@@ -269,10 +269,9 @@ inline drop_locks(e, held) {
 
 /* One lock engine: LockDriver.allocate / confirm / release. */
 proctype LockEngine(byte e) {
-    byte round, c, seen, tried, held, own, l;
+    byte round, c, seen, tried, held, l;
     bool refused, ok;
     round = 0;
-    own = 0;
     do
     :: round < ROUNDS ->
         round++;
@@ -288,8 +287,8 @@ pick:
         /* picking.pick: a random free candidate (any one, here) */
         atomic {
             if
-            :: !OVERLAP(SPAN(FIRST(e)), seen | own | tried) -> c = FIRST(e)
-            :: !OVERLAP(SPAN(LAST(e)), seen | own | tried) -> c = LAST(e)
+            :: !OVERLAP(SPAN(FIRST(e)), seen | tried) -> c = FIRST(e)
+            :: !OVERLAP(SPAN(LAST(e)), seen | tried) -> c = LAST(e)
             :: else -> goto done   /* PoolExhausted */
             fi;
             held = 0;
@@ -359,22 +358,18 @@ done:
                         /* ReservationLost: the caller deletes its subnet */
                         unplug(c)
                     :: else ->
-                        sconf[c] = true;
-                        own = own | SPAN(c)
+                        /* nothing is kept: the router is the record */
+                        sconf[c] = true
                     fi;
                     resv[e] = 0;
                     drop_locks(e, held)
                 };
                 if
                 :: sub[c] == e + 1 ->
-                    /* later, maybe: LockDriver.release, then Heat */
+                    /* later, maybe: the delete (in any engine), then Heat */
                     if
                     :: skip
-                    :: own = own & ~SPAN(c);
-                       if
-                       :: d_step { unplug(c) }
-                       :: skip   /* its subnet stays on the router */
-                       fi
+                    :: d_step { unplug(c) }
                     fi
                 :: else -> skip
                 fi

@@ -55,7 +55,7 @@ def backend_from_conf(conf):
 
 
 class _Held(object):
-    """What this process holds for one owner."""
+    """A reservation this process holds, from allocate to confirm."""
 
     __slots__ = ("allocation", "reservation")
 
@@ -120,13 +120,16 @@ class LockDriver(base.AllocatorDriver):
       when the service does not answer, and :meth:`close` never waits
       longer than ``lock_timeout`` for the heartbeat to stop.
 
-    State: this driver remembers what *this process* allocated, in memory,
-    until :meth:`release` or :meth:`close`: :meth:`allocate` is idempotent
-    per owner within the process, and :meth:`get`, :meth:`list` and
-    :meth:`usage` answer for this process only. Confirmed allocations are
-    kept there too so that this process never hands them out again; other
-    engines see them only through ``taken``. A scope of None is a scope of
-    its own, shared by every caller that passes None.
+    State: the lock service holds each reservation, from :meth:`allocate`
+    to :meth:`confirm` or :meth:`release`; this process keeps only the
+    handle of each lock it holds, for that long. Nothing is kept once a
+    reservation is confirmed, here or anywhere: the subnet on the router
+    (``taken``) is the one record, which every engine process and host
+    reads, so an owner confirmed by one worker and deleted by another
+    leaves nothing behind. :meth:`allocate` is idempotent per owner while
+    this process holds its reservation; :meth:`get`, :meth:`list` and
+    :meth:`usage` answer with the reservations this process holds. A scope
+    of None is a scope of its own, shared by every caller that passes None.
 
     Usage considerations (what is and is not guaranteed):
 
@@ -134,8 +137,20 @@ class LockDriver(base.AllocatorDriver):
       threads, processes and (with tooz) hosts, while the locks hold.
     * Nothing is guaranteed once a reservation is confirmed: the subnet is
       Neutron's to report, and ``taken`` must include it. A caller that
-      confirms before the subnet exists, or passes a stale ``taken``, can
-      get a CIDR that overlaps it.
+      confirms before the subnet exists, or passes a stale ``taken`` (or
+      none), can get a CIDR that overlaps it.
+    * An engine whose :meth:`confirm` succeeded held its lock from the
+      moment :meth:`allocate` returned (file locks and ZooKeeper: the
+      lock was never released; Redis: its token was still the lock's
+      value; etcd3: the compare-and-delete of its key succeeded).
+    * The process that allocated confirms: the lock is held by that
+      process's connection to the lock service (or its open file), and no
+      other process can drop it. :meth:`confirm` and :meth:`release` of a
+      reservation held by another process do nothing; that reservation
+      lasts until its process confirms, releases, closes or dies. Murano
+      allocates and confirms in one deployment task, so in one engine
+      worker; the delete that may run in another worker has nothing to
+      free (the subnet leaving the router frees the CIDR).
     * File locks protect one host only. Never delete lock files while
       engines run (a new file would let a second holder in); they are
       small, one per (scope, block) ever reserved. Each block a
@@ -176,11 +191,13 @@ class LockDriver(base.AllocatorDriver):
     capabilities = frozenset({caps.Capability.KEEPS_STATE,
                               caps.Capability.HOLDS_RESERVATIONS,
                               caps.Capability.PREVENTS_COLLISIONS})
-    _IN_MEMORY = ("it keeps its reservations in the memory of each engine "
-                  "process, and this process holds none of them; use the db "
-                  "driver for allocations every process sees")
-    limitations = {caps.Capability.SHARES_STATE: _IN_MEMORY,
-                   caps.Capability.OUTLIVES_PROCESS: _IN_MEMORY}
+    _RESERVATIONS_ONLY = (
+        "it keeps only the reservations in flight, each held by the engine "
+        "process that allocated it until it is confirmed; the subnets on "
+        "the router are the only record of what is allocated; use the db "
+        "driver for allocations every process sees")
+    limitations = {caps.Capability.SHARES_STATE: _RESERVATIONS_ONLY,
+                   caps.Capability.OUTLIVES_PROCESS: _RESERVATIONS_ONLY}
     extras = lock_package.EXTRAS
 
     @classmethod
@@ -293,7 +310,10 @@ class LockDriver(base.AllocatorDriver):
     def confirm(self, owner):
         """Drop the reservation lock: the subnet of ``owner`` now exists.
 
-        Confirming an unknown or already confirmed owner does nothing.
+        From then on the router is the only record: nothing of ``owner``
+        is kept, here or in the lock service. Confirming an owner this
+        process holds no reservation of (unknown, already confirmed or
+        released, or reserved by another process) does nothing.
 
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
@@ -303,8 +323,8 @@ class LockDriver(base.AllocatorDriver):
         """
         owner = allocation_mod.validate_owner(owner)
         with self._mutex:
-            held = self._held.get(owner)
-        if held is None or held.reservation is None:
+            held = self._held.pop(owner, None)
+        if held is None:
             return
         allocation = held.allocation
         try:
@@ -314,19 +334,6 @@ class LockDriver(base.AllocatorDriver):
             still_held = False
             reason = "its lock could not be checked: %s is unreachable: %s" % (
                 self.backend.description, e.kwargs.get("reason", e))
-        with self._mutex:
-            if self._held.get(owner) is not held:
-                return
-            if not still_held:
-                del self._held[owner]
-            else:
-                self._held[owner] = _Held(
-                    allocation_mod.Allocation(
-                        owner=allocation.owner, cidr=allocation.cidr,
-                        scope=allocation.scope,
-                        ip_version=allocation.ip_version, confirmed=True,
-                        created_at=allocation.created_at),
-                    None)
         if not still_held:
             LOG.warning("Reservation of %s for %s in scope %s was lost: %s",
                         allocation.cidr, owner, allocation.scope, reason)
@@ -335,25 +342,31 @@ class LockDriver(base.AllocatorDriver):
         LOG.debug("Confirmed %s for %s", allocation.cidr, owner)
 
     def release(self, owner):
+        """Drop the reservation of ``owner``, if this process holds it.
+
+        :returns: True if a reservation was dropped; False otherwise: a
+            confirmed CIDR is kept from other engines by its subnet alone,
+            and is free once the subnet left the router.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
+        """
         owner = allocation_mod.validate_owner(owner)
         with self._mutex:
             held = self._held.pop(owner, None)
         if held is None:
             return False
-        if held.reservation is not None:
-            held.reservation.release()
+        held.reservation.release()
         LOG.debug("Released %s of %s", held.allocation.cidr, owner)
         return True
 
     def get(self, owner):
-        """Return what ``owner`` holds, as far as this process knows."""
+        """Return what this process holds for ``owner`` (None if nothing)."""
         owner = allocation_mod.validate_owner(owner)
         with self._mutex:
             held = self._held.get(owner)
         return held.allocation if held is not None else None
 
     def list(self, scope=None):
-        """Return the allocations of this process, of one scope or all."""
+        """Return the reservations this process holds, of a scope or all."""
         scope = allocation_mod.validate_scope(scope)
         with self._mutex:
             allocations = [h.allocation for h in self._held.values()]
@@ -369,6 +382,5 @@ class LockDriver(base.AllocatorDriver):
         with self._mutex:
             held, self._held = list(self._held.values()), {}
         for h in held:
-            if h.reservation is not None:
-                h.reservation.release()
+            h.reservation.release()
         self.backend.close()

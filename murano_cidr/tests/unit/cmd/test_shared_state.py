@@ -54,7 +54,7 @@ class TestSharedState(base.TestCase):
             code, err = self._main("lock", *args)
             self.assertEqual(1, code, args)
             self.assertEqual(1, len(err.splitlines()), err)
-            self.assertIn("memory of each engine process", err)
+            self.assertIn("reservations in flight", err)
 
     def test_stateless_driver_still_allocates(self):
         code, err = self._main("random", "allocate", "net-1")

@@ -56,8 +56,8 @@ class TestCapabilities(base.TestCase):
         self.assertIsInstance(e, exceptions.NotSupported)
         self.assertEqual("shares_state", e.kwargs["capability"])
         self.assertTrue(str(e).startswith(
-            "The lock driver cannot list allocations: it keeps its "
-            "reservations in the memory of each engine process"), str(e))
+            "The lock driver cannot list allocations: it keeps only the "
+            "reservations in flight"), str(e))
         built.mock.assert_not_called()
 
     def test_default_reason_and_action(self):

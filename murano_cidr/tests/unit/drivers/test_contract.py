@@ -40,7 +40,8 @@ def prepare_db(test):
 
 
 #: What a scenario needs beyond its driver's defaults.
-_EXTRA = {"db": {"prepare": prepare_db}}
+_EXTRA = {"db": {"prepare": prepare_db},
+          "lock": {"keeps_confirmed": False}}
 
 
 def _scenarios(keeps_state):

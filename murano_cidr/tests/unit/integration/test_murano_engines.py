@@ -172,15 +172,14 @@ class TestStatefulEngineFamilies(EngineTestCase):
         engine = self.make_engine()
         cidr = engine.get_available_cidr(ROUTER_ID, NET_ID)
         self.assertEqual(cidr, engine.get_available_cidr("12", "144"))
-        engine.confirm_cidr(NET_ID)
         held = self.driver.get("144")
-        self.assertEqual(("144", "12", cidr, True),
+        self.assertEqual(("144", "12", cidr, False),
                          (held.owner, held.scope, held.cidr, held.confirmed))
+        engine.confirm_cidr(NET_ID)
 
     def test_release_frees_the_int_owner(self):
         engine = self.make_engine()
         engine.get_available_cidr(ROUTER_ID, NET_ID)
-        engine.confirm_cidr(NET_ID)
         self.assertTrue(engine.release_cidr(NET_ID))
         self.assertFalse(engine.release_cidr("144"))
         self.assertIsNone(self.driver.get("144"))
