@@ -64,9 +64,18 @@ class Remote(object):
         self.test = test
         self.requests = test.spawn.Queue()
         self.replies = test.spawn.Queue()
-        test.start(workers.serve, test.settings(**settings), test.lock_path,
-                   os.path.join(test.history_dir, prefix + ".jsonl"),
-                   prefix, namespace, self.requests, self.replies)
+        self.process = test.start(
+            workers.serve, test.settings(**settings), test.lock_path,
+            test.router_path,
+            os.path.join(test.history_dir, prefix + ".jsonl"),
+            prefix, namespace, self.requests, self.replies)
+        try:
+            ready = self.replies.get(timeout=harness.DEADLINE)
+        except queue.Empty:
+            ready = None
+        test.assertEqual(workers.READY, ready,
+                         "engine %s did not start within %d s"
+                         % (prefix, harness.DEADLINE))
 
     def call(self, kind, owner, watchdog, pause=0):
         """Make a call in the test's router; fail past ``watchdog`` s.

@@ -33,6 +33,8 @@ from murano_cidr.tests.functional import netns_reaper
 
 #: How long a worker keeps trying while the lock service is down.
 OUTAGE_DEADLINE = 120
+#: What :func:`serve` says once its allocator is built.
+READY = "ready"
 
 
 def build_allocator(settings, lock_path=None):
@@ -165,14 +167,19 @@ def holder(settings, lock_path, router, prefix, count, results):
     threading.Event().wait()
 
 
-def serve(settings, lock_path, history_path, prefix, namespace, requests,
-          replies):
+def serve(settings, lock_path, router_path, history_path, prefix, namespace,
+          requests, replies):
     """Make the calls a test asks for, one at a time, and time them.
+
+    As an engine does, it reads the router at each allocation (``taken``)
+    and plugs the subnet of each CIDR it is given (a refused plug ends the
+    call in ``RouterInterfaceConflict``); a successful release unplugs it.
 
     The test waits for each reply no longer than its watchdog, so a call
     that does not end fails the test instead of hanging it (the process
     is killed at cleanup).
 
+    :param router_path: the model router's database.
     :param history_path: the file to record the calls in.
     :param namespace: a network namespace to move into first (a client
         that will be partitioned), or None.
@@ -180,31 +187,46 @@ def serve(settings, lock_path, history_path, prefix, namespace, requests,
         being ``"allocate"``, ``"confirm"`` or ``"release"``, ``pause`` the
         seconds to wait before the call (Neutron creating the subnet
         between an allocate and its confirm); None ends.
-    :param replies: a queue receiving, for each request, a dictionary:
-        ``status`` as the history records it, ``error`` the class name of
-        the error and ``message`` the error, ``value``, ``seconds`` the
-        call took.
+    :param replies: a queue receiving :data:`READY` once the allocator is
+        built, then for each request a dictionary: ``status`` as the
+        history records it, ``error`` the class name of the error and
+        ``message`` the error, ``value``, ``seconds`` the call took.
     """
     if namespace is not None:
         netns.enter(namespace)
     netns_reaper.exit_with_test()
     driver = build_allocator(settings, lock_path)
+    routers = router_mod.ModelRouter(router_path)
     recorder = history.Recorder(history_path, prefix)
+    # NOTE: a spawned process imports everything first, which takes
+    # seconds on a loaded machine; that is no part of any call's bound.
+    replies.put(READY)
     try:
         for kind, owner, scope, pause in iter(requests.get, None):
             time.sleep(pause)
             started = time.monotonic()
             if kind == history.ALLOCATE:
-                recorder.allocate(driver, owner, scope=scope)
+                recorder.allocate(driver, owner, scope=scope,
+                                  taken=routers.reader(scope))
             elif kind == history.CONFIRM:
                 recorder.confirm(driver, owner)
             else:
                 recorder.release(driver, owner)
             op = recorder.ops[-1]
-            replies.put({"status": op.status,
-                         "error": op.errors[0] if op.errors else None,
-                         "message": op.error, "value": op.value,
-                         "seconds": round(time.monotonic() - started, 1)})
+            reply = {"status": op.status,
+                     "error": op.errors[0] if op.errors else None,
+                     "message": op.error, "value": op.value}
+            try:
+                if op.status == history.OK and kind == history.ALLOCATE:
+                    routers.add_interface(scope, owner, op.value)
+                elif op.status == history.OK and kind == history.RELEASE:
+                    routers.remove_interface(owner)
+            except router_mod.RouterInterfaceConflict as e:
+                reply.update(status=history.FAIL, error=type(e).__name__,
+                             message=str(e))
+            reply["seconds"] = round(time.monotonic() - started, 1)
+            replies.put(reply)
     finally:
         recorder.close()
+        routers.close()
         driver.close()
