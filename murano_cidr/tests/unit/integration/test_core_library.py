@@ -104,6 +104,18 @@ UNGUARDED = EXPECTED.replace(
 """)
 
 
+def make_tree(root, network=NETWORK, manifest=MANIFEST):
+    """Write a core library package under ``root``; return its directory."""
+    package = os.path.join(root, "meta", "io.murano")
+    os.makedirs(os.path.join(package, "Classes", "resources"))
+    for name, text in (("manifest.yaml", manifest),
+                       ("Classes/resources/NeutronNetwork.yaml", network)):
+        if text is not None:
+            with open(os.path.join(package, name), "w", newline="") as f:
+                f.write(text)
+    return package
+
+
 class CoreLibraryTestCase(base.TestCase):
 
     def setUp(self):
@@ -114,16 +126,7 @@ class CoreLibraryTestCase(base.TestCase):
                                     "NeutronNetwork.yaml")
 
     def make_tree(self, root, network=NETWORK, manifest=MANIFEST):
-        package = os.path.join(root, "meta", "io.murano")
-        os.makedirs(os.path.join(package, "Classes", "resources"))
-        for name, text in (("manifest.yaml", manifest),
-                           ("Classes/resources/NeutronNetwork.yaml",
-                            network)):
-            if text is not None:
-                with open(os.path.join(package, name), "w",
-                          newline="") as f:
-                    f.write(text)
-        return package
+        return make_tree(root, network, manifest)
 
     def read(self, path=None):
         with open(path or self.network, newline="") as f:
