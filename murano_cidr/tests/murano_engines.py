@@ -28,6 +28,7 @@ and read ``CONF.networking`` from this module's ``CONF``.
 """
 
 import dataclasses
+import importlib.metadata
 import inspect
 
 from oslo_config import cfg
@@ -259,6 +260,11 @@ MURANO_OPTS = [cfg.ListOpt("enabled_plugins")]
 #: The namespace of Murano's package-type plugins.
 PACKAGE_TYPES = "io.murano.plugins.packages"
 
+#: Whether the entry points stevedore gives have a ``dist`` attribute
+#: (Python 3.10 on; None there): Murano's failure callbacks read it.
+ENTRY_POINTS_HAVE_DIST = hasattr(
+    importlib.metadata.EntryPoint("name", "module:attr", "group"), "dist")
+
 
 def _own_pick(self, router_id, net_id, ip_version):
     # Murano's hash-and-probe over its candidates (murano_reference).
@@ -303,19 +309,29 @@ def build_stock_engine(family):
 def load_package_type_plugins(conf):
     """Load plugins the way Murano's package-type loader does, restated.
 
-    Murano builds it once per process, when it loads its first package: a
-    stevedore ``EnabledExtensionManager`` over :data:`PACKAGE_TYPES`, which
-    keeps every plugin while ``[murano] enabled_plugins`` is unset and
-    otherwise compares ``entry_point.dist.project_name`` with the list
-    (stevedore 3 and later give entry points no distribution, so that
-    comparison raises, and the plugin is reported as failing to load, as
-    here); then, for each plugin whose name is a ``Format/version``, it
-    calls the class's ``init_plugin`` if it has one.
+    Murano builds it once per process, when it loads its first package
+    (the engine, the API's package upload and ``murano-manage
+    import-package`` alike): a stevedore ``EnabledExtensionManager`` over
+    :data:`PACKAGE_TYPES`, whose check keeps every plugin while ``[murano]
+    enabled_plugins`` is unset and otherwise compares
+    ``entry_point.dist.project_name`` with the list; then, for each plugin
+    whose name is a ``Format/version``, it calls the class's
+    ``init_plugin`` if it has one.
 
-    :param conf: the engine's configuration, with :data:`MURANO_OPTS`
-        registered in ``[murano]``.
+    A check that raises (``[murano]`` not registered, as in
+    ``murano-manage``; or ``enabled_plugins`` set, as stevedore 3 and
+    later give entry points no distribution) makes stevedore call Murano's
+    failure callback, whose warning names ``entry_point.dist``: an
+    attribute of ``importlib.metadata`` entry points only from Python 3.10
+    on (None there). Before 3.10 the callback's ``AttributeError`` escapes
+    the loader, and with it the command, as here.
+
+    :param conf: the process's configuration, with :data:`MURANO_OPTS`
+        registered in ``[murano]`` (as the engine and the API have them),
+        or not (as ``murano-manage`` has it).
     :returns: ``(names of the plugins initialised, [(name, error)] of those
         that failed to load)``.
+    :raises AttributeError: where Murano's failure callback raises it.
     """
     failures = []
 
@@ -326,7 +342,9 @@ def load_package_type_plugins(conf):
         return extension.entry_point.dist.project_name in plugins
 
     def failed(manager, entry_point, error):
+        distribution = entry_point.dist
         failures.append((entry_point.name, error))
+        return distribution
 
     manager = dispatch.EnabledExtensionManager(
         PACKAGE_TYPES, enabled, on_load_failure_callback=failed)

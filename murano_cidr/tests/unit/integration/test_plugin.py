@@ -212,6 +212,13 @@ class TestConfigured(PluginTestCase):
                                 group="murano")
         # Murano's own check needs the entry point's distribution, which
         # stevedore does not give: the plugin fails to load, nothing changes.
+        if not murano_engines.ENTRY_POINTS_HAVE_DIST:
+            # Python 3.8 and 3.9: Murano's failure callback fails too, and
+            # with it every package load (murano-cidr-status says so).
+            e = self.assertRaises(AttributeError, self.load)
+            self.assertIn("'EntryPoint' object has no attribute 'dist'",
+                          str(e))
+            return
         initialised, failures = self.load()
         self.assertEqual([], initialised)
         self.assertEqual([plugin.FORMAT], [name for name, _ in failures])
