@@ -29,7 +29,6 @@ from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import file_backend
 from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import picking
-from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
@@ -49,6 +48,9 @@ def backend_from_conf(conf):
     group = conf[opts.GROUP]
     url = group.coordination_url
     if url is not None and url.strip():
+        # NOTE: imported here, so that an engine on file locks loads
+        # neither tooz nor the tooz back end.
+        from murano_cidr.drivers.lock import tooz_backend
         return tooz_backend.ToozLockBackend(url.strip(), group.lock_timeout,
                                             group.lock_wait_timeout)
     return file_backend.FileLockBackend(lock_options.lock_path(conf))

@@ -30,6 +30,21 @@ from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
 
+#: This process's semaphores of the file locks: the driver's own, never
+#: oslo.concurrency's process-wide ones, which the host process uses.
+_semaphores = lockutils.Semaphores()
+
+
+def _forget_semaphores():
+    # NOTE: a child forked while a thread held one would inherit it held,
+    # by a thread it does not have; it drops its parent's allocator, and
+    # the file locks (fcntl's, per process) are not inherited.
+    global _semaphores
+    _semaphores = lockutils.Semaphores()
+
+
+os.register_at_fork(after_in_child=_forget_semaphores)
+
 
 def _check_process_locking():
     # NOTE: lockutils reads [oslo_concurrency] disable_process_locking from
@@ -95,7 +110,7 @@ class FileLockBackend(backend.LockBackend):
             try:
                 stack.enter_context(lockutils.lock(
                     name, external=True, lock_path=self.lock_path,
-                    do_log=False))
+                    do_log=False, semaphores=_semaphores))
             except OSError as e:
                 raise self._unavailable(e)
             yield
@@ -127,14 +142,14 @@ def _take_now(stack, name, lock_path):
         try:
             stack.enter_context(lockutils.lock(
                 name, external=True, lock_path=lock_path, do_log=False,
-                blocking=False))
+                semaphores=_semaphores, blocking=False))
         except lockutils.AcquireLockFailedException:
             return False
         return True
     # NOTE: oslo.concurrency before 4.5.0 (Xena's pin) has no non-blocking
     # lock(): take its two halves without waiting, in the order lock()
     # takes them, this process's semaphore first and then the file lock.
-    semaphore = lockutils.internal_lock(name)
+    semaphore = lockutils.internal_lock(name, semaphores=_semaphores)
     if not semaphore.acquire(blocking=False):
         return False
     stack.callback(semaphore.release)
