@@ -19,7 +19,9 @@ import netaddr
 from murano_cidr.tests.functional.db import base
 from murano_cidr.tests.functional.db import workers
 
-PROCESSES = 8
+# NOTE: four processes on CI's two cores already queue on one scope's
+# lock at every allocation; more processes only lengthen the run.
+PROCESSES = 4
 
 
 class ConcurrencyTests(object):
@@ -55,12 +57,12 @@ class ConcurrencyTests(object):
         self.config(pool_cidrs=["10.0.0.0/12"])
         self.pool_settings = dict(self.pool_settings,
                                   pool_cidrs=["10.0.0.0/12"])
-        owner_lists = [["p%d-n%d" % (p, n) for n in range(200)]
+        owner_lists = [["p%d-n%d" % (p, n) for n in range(60)]
                        for p in range(PROCESSES)]
         outcomes = self.allocate_in_processes(owner_lists)
         self.assertEqual([], [o for o in outcomes if o[2]])
         got = {owner: cidr for owner, cidr, _error in outcomes}
-        self.assertEqual(PROCESSES * 200, len(got))
+        self.assertEqual(PROCESSES * 60, len(got))
         self.assertNoOverlap(got.values())
         self.assertEqual(got, self.stored())
 
@@ -68,7 +70,7 @@ class ConcurrencyTests(object):
         # 64 candidates, 80 owners.
         self.pool_settings = dict(self.pool_settings,
                                   pool_cidrs=["10.0.0.0/18"])
-        owner_lists = [["p%d-n%d" % (p, n) for n in range(10)]
+        owner_lists = [["p%d-n%d" % (p, n) for n in range(80 // PROCESSES)]
                        for p in range(PROCESSES)]
         outcomes = self.allocate_in_processes(owner_lists)
         won = {o[0]: o[1] for o in outcomes if o[1]}
@@ -79,11 +81,11 @@ class ConcurrencyTests(object):
         self.assertEqual(won, self.stored())
 
     def test_same_owners_from_every_process(self):
-        owners = ["net-%d" % n for n in range(50)]
+        owners = ["net-%d" % n for n in range(30)]
         outcomes = self.allocate_in_processes([owners] * PROCESSES)
         self.assertEqual([], [o for o in outcomes if o[2]])
         stored = self.stored()
-        self.assertEqual(50, len(stored))
+        self.assertEqual(30, len(stored))
         for owner, cidr, _error in outcomes:
             self.assertEqual(stored[owner], cidr)
         self.assertNoOverlap(stored.values())
