@@ -17,6 +17,7 @@ embedded SQLite file under ``state_path``; each new engine gets the
 session settings the driver's queries rely on.
 """
 
+import logging
 import os
 import sys
 import time
@@ -131,7 +132,7 @@ def facade_settings(group, url):
         "mysql_sql_mode": group.mysql_sql_mode or None,
         "mysql_wsrep_sync_wait": None,
         "connection_recycle_time": group.connection_recycle_time,
-        "connection_debug": group.connection_debug,
+        "connection_debug": _sql_logging(group.connection_debug),
         "max_pool_size": group.max_pool_size,
         "max_overflow": group.max_overflow,
         "pool_timeout": group.pool_timeout,
@@ -154,6 +155,18 @@ def facade_settings(group, url):
         "expire_on_commit": False,
         "synchronous_reader": True,
     }
+
+
+def _sql_logging(connection_debug):
+    # NOTE: oslo.db sets the level of the process-wide sqlalchemy.engine
+    # logger for every connection_debug of 0 or more. Where the host
+    # process set that level (Murano's own connection_debug), 0 keeps it,
+    # so SQL logging the operator turned on stays on; -1 tells oslo.db to
+    # leave the logger alone.
+    if connection_debug == 0 and logging.getLogger(
+            "sqlalchemy.engine").level != logging.NOTSET:
+        return -1
+    return connection_debug
 
 
 def sqlite_wal(engine):

@@ -89,21 +89,31 @@ NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",
 
 #: What the global CONF may gain: the ``[cidr_allocator*]`` groups are
 #: murano-cidr's; ``[networking]``, ``[murano]`` and the command line's
-#: options are the engine's, registered by the stand-in.
+#: options are the engine's, registered by the stand-in (which registers
+#: ``[database]`` through oslo.db, as Murano does, before murano-cidr
+#: loads).
 OWN_GROUPS = ("cidr_allocator", "cidr_allocator_database", "networking",
               "murano", "config_file", "config_dir")
 
 #: The engine. Before murano-cidr is imported it imports the libraries
-#: a Murano engine has (their own import-time registrations are theirs),
-#: records the state to compare, and finds oslo.concurrency's process-wide
-#: semaphores by asking lockutils for one.
+#: a Murano engine has (their own import-time registrations, such as
+#: alembic's null log handler, are theirs), sets up its own oslo.db,
+#: records the state to compare, and finds oslo.concurrency's
+#: process-wide semaphores by asking lockutils for one.
 ENGINE = """
 import json, logging, os, sys, warnings
 from unittest import mock
 
-import hypothesis, netaddr, oslo_db.api, oslo_log.log, sqlalchemy, stevedore
+import alembic.config, hypothesis, netaddr, oslo_db.api, oslo_log.log
+import sqlalchemy, stevedore
 from oslo_concurrency import lockutils
 from oslo_config import cfg
+from oslo_db import options as db_options
+
+# The engine's own oslo.db: its [database], and its SQL logging turned on
+# ([database] connection_debug = 50).
+db_options.set_defaults(cfg.CONF)
+logging.getLogger("sqlalchemy.engine").setLevel(logging.INFO)
 
 driver, state, own = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 asked = []
@@ -248,22 +258,29 @@ class TestEngineImports(base.TestCase):
 class TestHostState(base.TestCase):
     """Loading murano-cidr leaves other libraries' process state alone."""
 
-    # TODO(guest-imports): db, once the SQLite writers' turns are the
-    # driver's own semaphores.
-    scenarios = [(name, {"driver": name}) for name in ("lock", "random")]
+    scenarios = [(name, {"driver": name}) for name in ("db", "lock")]
 
     def test_nothing_of_another_library_changes(self):
         report = run_engine(self, self.driver)
-        # oslo.concurrency's semaphores are the host's: the drivers keep
-        # their own.
-        self.assertEqual([], report["semaphores"])
-        # No logger configured, no level set, no handler added.
+        # No logger configured, no level set (the engine's SQL logging
+        # stays on), no handler added.
         self.assertEqual([], report["logging"])
         self.assertEqual([0, 0], report["disable"])
         # No group or option of the global CONF that is not murano-cidr's
         # (or the engine's own).
         self.assertEqual({}, report["conf"])
         self.assertTrue(report["warnings"])
+
+
+class TestSemaphores(base.TestCase):
+    """oslo.concurrency's semaphores are the host's: drivers keep theirs."""
+
+    # TODO(guest-imports): db, once the SQLite writers' turns are the
+    # driver's own semaphores.
+    scenarios = [(name, {"driver": name}) for name in ("lock",)]
+
+    def test_no_process_wide_semaphore(self):
+        self.assertEqual([], run_engine(self, self.driver)["semaphores"])
 
 
 class TestTools(base.TestCase):
