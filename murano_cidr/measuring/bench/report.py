@@ -47,15 +47,45 @@ def _align(rows):
             for row in rows]
 
 
+def _cost_rows(costs):
+    rows = [("BACKEND", "ENGINES", "LAYOUT", "FILL", "P50", "P90", "P99",
+             "ROWS", "STATEMENTS", "BASE P50", "BASE P90", "P50/BASELINE",
+             "P90/P50")]
+    for d, c in costs:
+        floor = c.get("baseline") or d["baseline"]
+        rows.append((
+            d["backend"], c.get("engines", "alone"), c["layout"], c["fill"],
+            _ms(c["p50"]), _ms(c["p90"]), _ms(c["p99"]), _mean(c["rows"]),
+            _mean(c["statements"]), _ms(c.get("baseline")),
+            _ms(c.get("baseline_p90")),
+            "%.1fx" % (c["p50"] / floor) if floor else "-",
+            "%.1fx" % (c["p90"] / c["p50"]) if c["p50"] else "-"))
+    return _align(rows)
+
+
 def table(doc):
     """Return the results of :func:`~murano_cidr.measuring.bench.runner.run`.
 
     :param doc: the dictionary returned by the runner.
-    :returns: aligned tables: drivers, fill cost, pool math, targets.
+    :returns: aligned tables: the main row (engines taking turns on one
+        router), drivers, one engine alone, pool math, targets.
     """
     out = []
     settings = doc["settings"]
     drivers = doc["drivers"]
+    measured = [d for d in drivers if not d["skipped"]]
+    turns = [(d, c) for d in measured for c in d["fill_cost"]
+             if c.get("engines") == "turns"]
+    alone = [(d, c) for d in measured for c in d["fill_cost"]
+             if c.get("engines", "alone") == "alone"]
+    if turns:
+        out.append("Main row: engines taking turns on one router (another "
+                   "engine allocates between every two timed allocations), "
+                   "pool of 4,096 /24s; ms; rows read and statements sent "
+                   "per allocation; the INSERT + commit baseline timed "
+                   "between allocations")
+        out += _cost_rows(turns)
+        out.append("")
     if drivers:
         out.append("Drivers: %d workers x %d allocations, one scope, pool "
                    "of 4,096 /24s; times in ms"
@@ -81,27 +111,11 @@ def table(doc):
         errors = ["%s: first error: %s" % (d["backend"], d["first_error"])
                   for d in drivers if d.get("first_error")]
         out += errors
-        costs = [(d, c) for d in drivers if not d["skipped"]
-                 for c in d["fill_cost"]]
-        if costs:
-            out.append("")
-            out.append("Cost of one allocation as the pool fills (one "
-                       "process; ms; rows read and statements sent per "
-                       "allocation, and the INSERT baseline timed between "
-                       "allocations: db only)")
-            rows = [("BACKEND", "LAYOUT", "FILL", "P50", "P90", "P99",
-                     "ROWS", "STATEMENTS", "BASE P50", "BASE P90",
-                     "P50/BASELINE", "P90/P50")]
-            for d, c in costs:
-                floor = c.get("baseline") or d["baseline"]
-                rows.append((
-                    d["backend"], c["layout"], c["fill"], _ms(c["p50"]),
-                    _ms(c["p90"]), _ms(c["p99"]), _mean(c["rows"]),
-                    _mean(c["statements"]), _ms(c.get("baseline")),
-                    _ms(c.get("baseline_p90")),
-                    "%.1fx" % (c["p50"] / floor) if floor else "-",
-                    "%.1fx" % (c["p90"] / c["p50"]) if c["p50"] else "-"))
-            out += _align(rows)
+    if alone:
+        out.append("")
+        out.append("One engine alone, as the pool fills (ms; db: rows, "
+                   "statements and the INSERT baseline as above)")
+        out += _cost_rows(alone)
     if doc["pool_math"]:
         out.append("")
         out.append("Pool math (median of %d, ms)" % settings["repeat"])
@@ -137,7 +151,8 @@ def rows(doc):
             continue
         out += [("driver", d["backend"], m, d[m]) for m in DRIVER_METRICS]
         out += [("fill", d["backend"],
-                 "%s %s %s" % (c["layout"], c["fill"], metric), c.get(metric))
+                 "%s %s %s %s" % (c.get("engines", "alone"), c["layout"],
+                                  c["fill"], metric), c.get(metric))
                 for c in d["fill_cost"] for metric in FILL_METRICS]
     out += [("pool_math", m["name"], "seconds", m["seconds"])
             for m in doc["pool_math"]]

@@ -122,7 +122,7 @@ def _measure(backend, settings, workdir, databases):
                 backends_mod.insert_operation(backend.url))
         result.fill_cost = [
             dataclasses.asdict(cost) for cost in
-            fillcost.measure(conf, settings.samples, operation)]
+            fillcost.measure(groups, settings.samples, operation)]
     return result
 
 

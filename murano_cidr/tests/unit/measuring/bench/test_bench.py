@@ -17,12 +17,15 @@ import random
 
 import fixtures
 
+from murano_cidr import allocator
+from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends
 from murano_cidr.measuring.bench import drivers
 from murano_cidr.measuring.bench import fillcost
 from murano_cidr.measuring.bench import report
 from murano_cidr.measuring.bench import runner
+from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests import round_trips
 
@@ -92,8 +95,10 @@ class TestSettings(base.TestCase):
                           runner.Settings(backends=[], workers=0).validate)
 
 
-def _cost(layout, fill, p50, p90, rows=1.0, statements=2.0):
-    return {"layout": layout, "fill": fill, "samples": 10, "p50": p50,
+def _cost(layout, fill, p50, p90, rows=1.0, statements=2.0,
+          engines="turns"):
+    return {"engines": engines, "layout": layout, "fill": fill,
+            "samples": 10, "p50": p50,
             "p90": p90, "p99": p90, "rows": rows, "statements": statements,
             "baseline": None, "baseline_p90": None}
 
@@ -122,6 +127,9 @@ class TestReport(base.TestCase):
 
     def test_table(self):
         text = report.table(doc())
+        # The main row comes first.
+        self.assertTrue(text.startswith("Main row: engines taking turns"))
+        self.assertIn("db-sqlite    turns  packed   90%", text)
         self.assertIn("db-sqlite", text)
         self.assertIn("50", text)   # allocations per second
         self.assertIn("2.0x", text)  # p50 over the baseline
@@ -129,6 +137,11 @@ class TestReport(base.TestCase):
         self.assertIn("65,536", text)
         self.assertIn("PASS  a: 1.20x (at most 2x; d)", text)
         self.assertIn("FAIL  b: 90.00x (at least 1000x; d)", text)
+
+    def test_csv_names_the_way(self):
+        names = [r["metric"] for r in report.rows(doc())
+                 if r["section"] == "fill"]
+        self.assertIn("turns packed 90% p50", names)
 
     def test_json(self):
         parsed = json.loads(report.render(doc(), "json"))
@@ -142,18 +155,22 @@ class TestDbTargets(base.TestCase):
     def _result(self, driver="db"):
         result = drivers.DriverResult("db-postgresql", driver)
         result.baseline = 0.001
-        result.fill_cost = [_cost("packed", "1%", 0.0015, 0.0020),
-                            _cost("random", "90%", 0.0030, 0.0070)]
+        result.fill_cost = [_cost("packed", "1%", 0.0025, 0.0040),
+                            _cost("random", "90%", 0.0035, 0.0080,
+                                  engines="alone")]
         return result
 
     def test_p50_against_the_insert_and_p90_against_p50(self):
         targets = fillcost.db_targets(self._result())
-        for expected, target in zip([1.5, 2.0 / 1.5, 3.0, 7.0 / 3.0],
+        for expected, target in zip([2.5, 4.0 / 2.5, 3.5, 8.0 / 3.5],
                                     targets):
             self.assertAlmostEqual(expected, target.ratio)
         self.assertEqual([True, True, False, False],
                          [t.passed for t in targets])
-        self.assertIn("db-postgresql: random 90% full: p90 vs p50",
+        self.assertEqual([3.0, 2.0, 3.0, 2.0], [t.limit for t in targets])
+        self.assertIn("db-postgresql: turns, packed 1% full: p50",
+                      targets[0].name)
+        self.assertIn("db-postgresql: alone, random 90% full: p90 vs p50",
                       targets[3].name)
 
     def test_only_for_measured_db_backends(self):
@@ -167,39 +184,50 @@ class TestFillCost(base.TestCase):
 
     def measure(self, driver, baseline=None):
         db = self.use_database("sqlite", self.config_fixture, sync=True)
-        self.config(driver=driver, pool_cidrs=["10.0.0.0/18"],
-                    subnet_prefixlen=24, state_path=self.useFixture(
-                        fixtures.TempDir()).path)
         self.assertIsNotNone(db.url)
-        return fillcost.measure(self.conf, samples=3, baseline=baseline)
+        groups = {opts.GROUP: {
+            "driver": driver, "pool_cidrs": ["10.0.0.0/18"],
+            "subnet_prefixlen": 24,
+            "state_path": self.useFixture(fixtures.TempDir()).path},
+            db_options.GROUP: {"connection": db.url}}
+        return fillcost.measure(groups, samples=3, baseline=baseline)
 
-    def test_every_layout_and_fill_with_rows_and_statements(self):
+    def test_engines_taking_turns_then_alone(self):
         calls = []
         costs = self.measure("db", baseline=lambda: calls.append(1))
         # Timed after every allocation, the untimed first one's dropped.
-        self.assertEqual(7 * 4, len(calls))
-        self.assertEqual([(layout, fill) for layout in ("packed", "random")
-                          for fill in ("1%", "50%", "90%")]
-                         + [("shared", "50%")],
-                         [(c.layout, c.fill) for c in costs])
+        self.assertEqual(12 * 4, len(calls))
+        self.assertEqual([(way, layout, fill)
+                          for way in ("turns", "alone")
+                          for layout in ("packed", "random")
+                          for fill in ("1%", "50%", "90%")],
+                         [(c.engines, c.layout, c.fill) for c in costs])
         for cost in costs:
             self.assertEqual(3, cost.samples)
             self.assertLessEqual(cost.p50, cost.p90)
             self.assertLessEqual(cost.baseline, cost.baseline_p90)
-        # One process: the lock and the checked insert.
+        # The lock and the checked insert; another engine between may
+        # have taken the candidate drawn, which costs a window read and a
+        # second insert.
         allocate = round_trips.PING + round_trips.ALLOCATE["sqlite"]
         self.assertEqual({(0.0, len(allocate))},
-                         {(c.rows, c.statements) for c in costs[:6]})
-        # Another engine between: the insert checks the rows (and a
-        # candidate that engine took costs a window read and a second
-        # insert).
-        self.assertGreaterEqual(
-            costs[6].statements,
-            len(round_trips.PING + round_trips.ALLOCATE["sqlite"]))
+                         {(c.rows, c.statements) for c in costs[6:]})
+        for cost in costs[:6]:
+            self.assertGreaterEqual(cost.statements, len(allocate))
+
+    def test_the_fill_stays_and_nothing_is_left(self):
+        self.measure("db")
+        driver = allocator.get_allocator(self.conf)
+        self.addCleanup(driver.close)
+        # Every timed and neighbouring allocation was released and freed,
+        # every scope's fill released.
+        self.assertEqual([], driver.list())
+        self.assertEqual([], driver.list_released())
 
     def test_stateless_drivers_have_no_rows_or_statements(self):
         costs = self.measure("random")
         self.assertEqual(6, len(costs))
+        self.assertEqual({"alone"}, {c.engines for c in costs})
         self.assertEqual({None}, {c.rows for c in costs}
                          | {c.statements for c in costs})
 
