@@ -131,7 +131,7 @@ class TestBenchOptions(test_console.ConsoleTestCase):
         self.assertEqual("50.0", by_key[("driver", "db-sqlite",
                                          "throughput")])
         self.assertEqual("0.006", by_key[("fill", "db-sqlite",
-                                          "packed 90% p90")])
+                                          "turns packed 90% p90")])
         self.assertEqual("db is unreachable",
                          by_key[("driver", "db-mysql", "skipped")])
         self.assertEqual("False", by_key[("target", "b", "passed")])
