@@ -57,7 +57,7 @@ def register(subparsers):
     which.add_argument("--pool-math-only", action="store_true",
                        help="Only the pool-math benchmarks and targets.")
     tool_options.add_service_arguments(
-        parser, repeat=True,
+        parser, "bench", repeat=True,
         db_help="A database to measure the db driver on, in place of the "
         "default of its kind: SQLite (a fresh file), MySQL (%s) or "
         "PostgreSQL (%s); repeat for several kinds."

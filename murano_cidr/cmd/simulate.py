@@ -141,7 +141,7 @@ def register(subparsers):
                       help="Prefix length of the subnets cut from "
                       "--pool-cidrs, e.g. 24.")
     tool_options.add_service_arguments(
-        parser,
+        parser, "simulate",
         db_help="Database of the db driver (default: a fresh SQLite file "
         "for the run).",
         coordination_help="tooz backend of the lock driver, e.g. "

@@ -14,19 +14,28 @@
 
 from murano_cidr import measuring
 
+#: What the tools leave on a database they are given, said in ``--help``.
+CLEANUP_HELP = (
+    " The run works in scopes named murano-cidr-%s-<run>-...; when it "
+    "ends, also after an error, Ctrl-C, SIGTERM or SIGHUP, it deletes every "
+    "row of those scopes (released ones included) and no other row.")
 
-def add_service_arguments(parser, db_help, coordination_help, repeat=False):
+
+def add_service_arguments(parser, tool, db_help, coordination_help,
+                          repeat=False):
     """Add ``--db-connection`` and ``--coordination-url``.
 
     :param parser: the command's parser.
-    :param db_help: what the database URL is used for.
+    :param tool: ``simulate`` or ``bench``, for the scopes' names.
+    :param db_help: what the database URL is used for; what the run leaves
+        there (nothing) is added.
     :param coordination_help: what the tooz URL is used for.
     :param repeat: whether ``--db-connection`` may be given more than once
         (a list then).
     """
     parser.add_argument("--db-connection", metavar="URL",
                         action="append" if repeat else "store",
-                        help=db_help)
+                        help=db_help + CLEANUP_HELP % tool)
     parser.add_argument("--coordination-url", metavar="URL",
                         help=coordination_help)
 

@@ -81,9 +81,9 @@ def removing(prefix, stop=None):
     :param stop: called first (no argument), to end the run's workers.
     :returns: a list, to which the block appends the configuration of each
         ``db`` driver once its tables exist.
-    :raises murano_cidr.exceptions.DatabaseUnavailable: if the rows cannot
-        be removed after a block that succeeded; after a block that raised,
-        its error goes on and the failure is logged.
+    :raises murano_cidr.exceptions.BackendUnavailable: naming the prefix,
+        if the rows cannot be removed after a block that succeeded; after
+        a block that raised, its error goes on and the failure is logged.
     """
     confs = []
     ended = False
@@ -98,6 +98,8 @@ def removing(prefix, stop=None):
                 remove_rows(conf, prefix)
             except exceptions.MuranoCidrException as e:
                 if ended:
-                    raise
+                    raise exceptions.BackendUnavailable(
+                        backend="the database", reason="%s; the rows of the "
+                        "scopes %s* are left in it" % (e, prefix))
                 LOG.error("The rows of the scopes %s* are left in the "
                           "database: %s", prefix, e)

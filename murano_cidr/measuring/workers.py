@@ -42,29 +42,41 @@ _DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 def starting():
     """Create the queues and barriers of workers, and start them, inside.
 
-    Signals to this process are held back (delivered at the end of the
-    block, none lost) and SIGINT is ignored, which a spawned worker
-    inherits with the held-back signals until it calls :func:`serving`;
-    the resource tracker is started first. Outside the main thread the
-    block runs unchanged.
+    Signals to this process wait until the end of the block (none is
+    lost): the workers it starts inherit them held back until they call
+    :func:`serving`, and this process's handlers, which would raise in the
+    middle of a start and leave a worker half made, only note them. The
+    resource tracker is started first. Outside the main thread the block
+    runs unchanged.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    noted = []
+    previous = {}
+    for number in _DEFERRED:
+        handler = signal.getsignal(number)
+        if handler not in (signal.SIG_IGN, None):
+            previous[number] = signal.signal(
+                number, lambda signum, frame: noted.append(signum))
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         resource_tracker.ensure_running()
+        # NOTE: starting the tracker unblocks SIGINT and SIGTERM again.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
         yield
     finally:
-        signal.signal(signal.SIGINT, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if noted:
+            signal.raise_signal(noted[0])
 
 
 def serving():
     """Take the signals a worker keeps (call it first in a worker).
 
-    SIGINT stays ignored; SIGTERM and SIGHUP, held back since the worker
+    SIGINT is ignored; SIGTERM and SIGHUP, held back since the worker
     started, end it now if they came meanwhile.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)

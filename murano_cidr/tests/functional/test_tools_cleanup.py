@@ -1,0 +1,124 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``simulate`` and ``bench`` leave a database as they found it.
+
+Each test gives the tools a new database of its own (oslo.db's
+provisioning) that already holds someone else's allocations, live and
+released, and compares every row of every table of the db driver before
+and after the run: a run to its end, and a run interrupted by SIGTERM once
+its engines have written rows.
+"""
+
+import contextlib
+import io
+import json
+import signal
+
+import fixtures
+import sqlalchemy as sa
+
+from murano_cidr import allocator
+from murano_cidr.cmd import cli
+from murano_cidr.drivers.db import models
+from murano_cidr.measuring.bench import drivers as bench_drivers
+from murano_cidr.tests import db_fixture
+from murano_cidr.tests.functional.cmd import test_signals
+
+#: Every table the db driver's migrations create.
+TABLES = (models.Allocation.__table__, models.Scope.__table__,
+          "murano_cidr_alembic_version")
+
+
+def snapshot(engine):
+    """Return every row of every table of the db driver, in order."""
+    metadata = sa.MetaData()
+    rows = {}
+    with engine.connect() as conn:
+        for table in TABLES:
+            name = getattr(table, "name", table)
+            reflected = sa.Table(name, metadata, autoload_with=conn)
+            rows[name] = sorted(
+                (tuple(str(v) for v in row) for row in
+                 conn.execute(sa.select(reflected)).fetchall()))
+    return rows
+
+
+class Mixin(object):
+    """The tests, on the database of :attr:`backend`."""
+
+    backend = None
+
+    def setUp(self):
+        super().setUp()
+        self.db = self.use_database(self.backend, self.config_fixture,
+                                    sync=True)
+        # Someone else's allocations: a live one, a released one (held
+        # until its subnet leaves the router), each in a scope of its own.
+        self.config(driver="db", pool_cidrs=["10.0.0.0/16"],
+                    subnet_prefixlen=24)
+        driver = allocator.get_allocator(self.conf)
+        self.addCleanup(driver.close)
+        driver.allocate("net-live", scope="router-a")
+        driver.allocate("net-gone", scope="router-b")
+        driver.release("net-gone")
+        self.before = snapshot(self.db.engine)
+        self.assertEqual(2, len(self.before["murano_cidr_allocations"]))
+
+    def run_cli(self, *argv):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = cli.main(list(argv))
+        self.assertEqual(0, code)
+        return out.getvalue()
+
+    def test_simulate_leaves_the_tables_as_they_were(self):
+        out = self.run_cli("simulate", "--drivers", "db", "-k", "2",
+                           "--trials", "3", "--db-connection", self.db.url,
+                           "--format", "json", "--quiet")
+        result, = json.loads(out)["results"]
+        self.assertEqual((3, 0), (result["trials"], result["errors"]),
+                         result["first_error"])
+        self.assertEqual(self.before, snapshot(self.db.engine))
+
+    def test_interrupted_simulate_leaves_the_tables_as_they_were(self):
+        proc = self.start("simulate", "--drivers", "db", "-k", "2",
+                          "--trials", "1000000", "--db-connection",
+                          self.db.url, "--quiet")
+        test_signals.wait_for(
+            lambda: snapshot(self.db.engine) != self.before,
+            "the engines' first rows")
+        self.interrupt(proc, signal.SIGTERM)
+        self.assertEqual(self.before, snapshot(self.db.engine))
+
+    def test_bench_leaves_the_tables_as_they_were(self):
+        # A small pool, so the fill levels fill in seconds.
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.measuring.bench.drivers.POOL",
+            dict(bench_drivers.POOL, max_environments=64)))
+        out = self.run_cli("bench", "--backends", "db-" + self.backend,
+                           "--db-connection", self.db.url, "--workers", "2",
+                           "--allocations", "3", "--samples", "1",
+                           "--no-pool-math", "--format", "json", "--quiet")
+        result, = json.loads(out)["drivers"]
+        self.assertIsNone(result["skipped"])
+        self.assertEqual((6, 0), (result["allocations"], result["errors"]),
+                         result["first_error"])
+        self.assertEqual(self.before, snapshot(self.db.engine))
+
+
+class TestPostgresql(Mixin, test_signals.SignalTestCase):
+    backend = db_fixture.POSTGRESQL
+
+
+class TestMySQL(Mixin, test_signals.SignalTestCase):
+    backend = db_fixture.MYSQL

@@ -1,0 +1,46 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Workers start with the signals left to their parent."""
+
+import multiprocessing
+import os
+import signal
+
+from murano_cidr.measuring import workers
+from murano_cidr.tests import base
+
+
+def _report(queue):
+    workers.serving()
+    queue.put(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+
+
+class TestWorkers(base.TestCase):
+
+    def test_a_signal_waits_until_the_workers_started(self):
+        seen = []
+        previous = signal.signal(signal.SIGTERM,
+                                 lambda signum, frame: seen.append(signum))
+        self.addCleanup(signal.signal, signal.SIGTERM, previous)
+        ctx = multiprocessing.get_context("spawn")
+        with workers.starting():
+            os.kill(os.getpid(), signal.SIGTERM)
+            queue = ctx.Queue()
+            process = ctx.Process(target=_report, args=(queue,))
+            process.start()
+            self.assertEqual([], seen)
+        self.assertEqual([signal.SIGTERM], seen)
+        # The worker ignores Ctrl-C, which its parent handles.
+        self.assertIs(True, queue.get(timeout=120))
+        process.join(120)
+        self.assertEqual(0, process.exitcode)
