@@ -66,7 +66,6 @@ from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection
-from murano_cidr.drivers.db import importing as db_importing
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import placing
 from murano_cidr.drivers.db import queries
@@ -304,6 +303,9 @@ class DbDriver(base.AllocatorDriver):
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.import_allocations`
         and :mod:`murano_cidr.drivers.db.importing`.
         """
+        # NOTE: imported here: importing is an operator's command, and an
+        # engine, which never runs it, does not load it.
+        from murano_cidr.drivers.db import importing as db_importing
         recorded = db_importing.import_allocations(self.database, allocations)
         if recorded:
             LOG.info("Imported %d allocations", len(recorded))

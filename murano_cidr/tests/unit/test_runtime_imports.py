@@ -52,7 +52,7 @@ DRIVER_MODULES = {
     "db": frozenset({
         "murano_cidr.messages", "murano_cidr.drivers.db",
         "murano_cidr.drivers.db.api", "murano_cidr.drivers.db.connection",
-        "murano_cidr.drivers.db.driver", "murano_cidr.drivers.db.importing",
+        "murano_cidr.drivers.db.driver",
         "murano_cidr.drivers.db.models", "murano_cidr.drivers.db.options",
         "murano_cidr.drivers.db.placing", "murano_cidr.drivers.db.queries",
         "murano_cidr.drivers.db.releasing",
@@ -74,14 +74,15 @@ DRIVER_MODULES = {
 
 #: The lines of murano-cidr an engine may import, by driver: 9,772 for
 #: both ``db`` and ``lock`` before they were cut. The target is 5,000;
-#: ``db`` (about 6,300: its SQL, SQLite and schema check modules) is not
+#: ``db`` (about 6,200: its SQL, SQLite and schema check modules) is not
 #: there yet.
-LINE_BUDGET = {"db": 6500, "lock": 5000, "random": 5000, "legacy": 5000}
+LINE_BUDGET = {"db": 6400, "lock": 5000, "random": 5000, "legacy": 5000}
 
 #: What an engine never imports, whatever its driver.
 NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",
          "murano_cidr.confutils", "murano_cidr.drivers.commands",
-         "murano_cidr.drivers.db.commands", "murano_cidr.drivers.db.manage",
+         "murano_cidr.drivers.db.commands",
+         "murano_cidr.drivers.db.importing", "murano_cidr.drivers.db.manage",
          "murano_cidr.drivers.db.migration", "murano_cidr.drivers.db.status",
          "murano_cidr.drivers.db.synclock",
          "murano_cidr.drivers.lock.commands",
