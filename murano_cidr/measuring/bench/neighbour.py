@@ -25,6 +25,7 @@ import uuid
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr import exceptions
+from murano_cidr.measuring import workers
 
 #: Seconds to wait for the neighbour to start or to allocate; never
 #: reached while its database answers.
@@ -33,6 +34,7 @@ TIMEOUT = 600.0
 
 def _serve(groups, conn):
     """Allocate for every ``(scope, owner)`` received; runs in the child."""
+    workers.serving()
     driver = None
     try:
         driver = allocator.get_allocator(confutils.make_conf(groups))
@@ -68,7 +70,8 @@ class Neighbour(object):
         self._conn, child = ctx.Pipe()
         self._proc = ctx.Process(target=_serve, args=(groups, child),
                                  daemon=True)
-        self._proc.start()
+        with workers.starting():
+            self._proc.start()
         child.close()
         started = self._reply()
         if started is not None:

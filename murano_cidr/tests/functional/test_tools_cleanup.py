@@ -25,6 +25,7 @@ import json
 import signal
 
 import fixtures
+import redis
 import sqlalchemy as sa
 
 from murano_cidr import allocator
@@ -33,6 +34,7 @@ from murano_cidr.drivers.db import models
 from murano_cidr.measuring.bench import drivers as bench_drivers
 from murano_cidr.tests import db_fixture
 from murano_cidr.tests.functional.cmd import test_signals
+from murano_cidr.tests.functional.lock import pifpaf_servers
 
 #: Every table the db driver's migrations create.
 TABLES = (models.Allocation.__table__, models.Scope.__table__,
@@ -122,3 +124,25 @@ class TestPostgresql(Mixin, test_signals.SignalTestCase):
 
 class TestMySQL(Mixin, test_signals.SignalTestCase):
     backend = db_fixture.MYSQL
+
+
+class TestRedis(test_signals.SignalTestCase):
+    """The lock driver's keys go with the run, on a Redis of the test's."""
+
+    def test_simulate_leaves_no_key(self):
+        server = pifpaf_servers.RedisServer()
+        self.require_service(server.available,
+                             "pifpaf and the redis-server binary")
+        self.useFixture(server)
+        client = redis.Redis.from_url(server.url)
+        self.addCleanup(client.close)
+        client.set("someone-else", "1")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = cli.main(["simulate", "--drivers", "lock", "-k", "2",
+                             "--trials", "3", "--coordination-url",
+                             server.url, "--format", "json", "--quiet"])
+        self.assertEqual(0, code)
+        result, = json.loads(out.getvalue())["results"]
+        self.assertEqual(0, result["errors"], result["first_error"])
+        self.assertEqual([b"someone-else"], client.keys("*"))

@@ -172,6 +172,13 @@ class TestMeasuringTools(SignalTestCase):
         self.wait_for_workers(proc, 3)
         self.interrupt(proc, signal.SIGTERM)
 
+    def test_bench_ctrl_c(self):
+        proc = self.start("bench", "--backends", "db-sqlite", "--workers",
+                          "2", "--allocations", "1000000", "--no-pool-math",
+                          "--quiet")
+        self.wait_for_workers(proc, 3)
+        self.interrupt(proc, signal.SIGINT, group=True)
+
 
 class TestOperations(SignalTestCase):
     """import, prune and reconcile, waiting on a file that never ends."""
