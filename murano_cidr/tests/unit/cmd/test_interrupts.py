@@ -22,6 +22,18 @@ from murano_cidr.tests import base
 
 class TestInterrupts(base.TestCase):
 
+    def setUp(self):
+        super().setUp()
+        # NOTE: what an interactive shell gives a command, whatever the
+        # runner inherited: a shell without job control starts background
+        # jobs (a CI script's) with SIGINT ignored, and an ignored signal
+        # stays ignored (test_an_ignored_signal_stays_ignored).
+        for number in interrupts.SIGNALS:
+            default = (signal.default_int_handler
+                       if number == signal.SIGINT else signal.SIG_DFL)
+            self.addCleanup(signal.signal, number,
+                            signal.signal(number, default))
+
     def run_until(self, signum, handlers=None, again=True):
         """Run a command that sends itself ``signum``; note its clean-up."""
         cleaned = []
