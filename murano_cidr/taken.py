@@ -27,7 +27,7 @@ from murano_cidr import exceptions
 
 # NOTE: the intervals are sorted and merged here rather than held in a
 # netaddr.IPSet, which knows the same: built from the 60,000 taken
-# strings of the bench's pool-math run an IPSet costs about 2.5 times
+# strings of the bench's pool-math run an IPSet costs 2.5 to 4 times
 # parsing them (ipset-60k beside parse-60k in doc/source/benchmarks.rst),
 # where a whole allocation must stay within twice that parse (the pool's
 # target); and it answers "is this address in the set", not "which
