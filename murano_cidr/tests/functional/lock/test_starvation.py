@@ -202,3 +202,27 @@ class TestEtcdStarvation(StarvationTests, base.TestCase):
 
 class TestZooKeeperStarvation(StarvationTests, base.TestCase):
     server_class = servers.ZooKeeperServer
+
+
+class TestHeldThroughout(base.TestCase):
+    """The check itself, on histories built by hand."""
+
+    def _deploy(self, owner, cidr, allocated, confirm_at, status=history.OK):
+        return [history.make_op(history.ALLOCATE, owner, allocated - 1,
+                                allocated, value=cidr, scope="r",
+                                process=owner),
+                history.make_op(history.CONFIRM, owner, confirm_at,
+                                confirm_at + 1, status=status,
+                                process=owner, index=1)]
+
+    def test_two_confirmed_reservations_held_at_once(self):
+        ops = (self._deploy("a", "10.0.0.0/24", 10, 50)
+               + self._deploy("b", "10.0.0.0/23", 30, 40))
+        self.assertEqual(1, len(held_throughout(ops)))
+
+    def test_one_after_the_other_or_one_lost(self):
+        ops = (self._deploy("a", "10.0.0.0/24", 10, 20)
+               + self._deploy("b", "10.0.0.0/24", 30, 40)
+               + self._deploy("c", "10.0.0.0/24", 15, 35, history.FAIL)
+               + self._deploy("d", "10.0.1.0/24", 10, 50))
+        self.assertEqual([], held_throughout(ops))
