@@ -152,6 +152,15 @@ class DatabaseReadOnly(DatabaseUnavailable):
                 "[cidr_allocator_database] connection to it")
 
 
+class DatabasePermissionDenied(DatabaseReadOnly):
+    """This user may not enter the directory of an SQLite database file."""
+
+    message = _("The allocation database %(url)s cannot be read: this user "
+                "may not enter or read %(path)s. Nothing was changed; run "
+                "the command as the user the engines run as, or give this "
+                "user access to %(path)s")
+
+
 class DatabaseFull(DatabaseUnavailable):
     """The file system of an SQLite database file has no space left."""
 

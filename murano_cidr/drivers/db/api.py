@@ -38,8 +38,8 @@ from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import misconfigured
 from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers.db import sqlite_faults
 from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
@@ -221,11 +221,10 @@ class Database(object):
         written (a read-only or full file system) gets the error that names
         the cause (see :mod:`~murano_cidr.drivers.db.sqlite_faults`).
         """
-        if self.backend == "sqlite":
-            fault = sqlite_faults.diagnose(self.url, self.safe_url,
-                                           sys.exc_info()[1])
-            if fault is not None:
-                return fault
+        fault = misconfigured.diagnose(self.url, self.safe_url,
+                                       sys.exc_info()[1], self._directory)
+        if fault is not None:
+            return fault
         return exceptions.DatabaseUnavailable(url=self.safe_url,
                                               reason=reason)
 
@@ -253,7 +252,8 @@ class Database(object):
         failures = []
 
         def retriable(error):
-            if not timeouts.connection_failed(error):
+            if (not timeouts.connection_failed(error)
+                    or misconfigured.reason(error)):
                 return False
             failures.append(error)
             again = (len(failures) < attempts and time.monotonic()
@@ -312,7 +312,9 @@ class Database(object):
             if path is not None and not os.path.exists(path):
                 # NOTE: connecting would create an empty file (and its
                 # directory) that only db sync may make.
-                raise exceptions.DatabaseNotSynced(
+                raise misconfigured.missing_sqlite_file(
+                    self.safe_url, path, self._directory is not None
+                ) or exceptions.DatabaseNotSynced(
                     url=self.safe_url, reason="the SQLite file %s does not "
                     "exist yet" % path)
             self.wait_for_connection(deadline)

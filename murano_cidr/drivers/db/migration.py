@@ -72,12 +72,21 @@ def upgrade_engine(engine, revision="head"):
         of the database held its lock too long (see
         :mod:`~murano_cidr.drivers.db.synclock`).
     """
-    url = messages.safe_url(engine.url)
+    url = shown_url(engine)
     with engine.connect() as connection, synclock.transaction(connection,
                                                               url):
         check_upgradable(connection, url)
         alembic_command.upgrade(revisions.alembic_configuration(connection),
                                 revision)
+
+
+def shown_url(engine):
+    """Return an engine's URL for messages: no password, no query.
+
+    The engine's URL carries the connection parameters this library adds
+    (timeouts, keepalives), which are not what the operator configured.
+    """
+    return messages.safe_url(engine.url.set(query={}))
 
 
 def check_stamp(connection, revision, url="the database"):
@@ -105,11 +114,10 @@ def check_stamp(connection, revision, url="the database"):
             "forward; to remove murano-cidr's schema, drop those tables "
             "and %s" % (url, ", ".join(tables), revisions.VERSION_TABLE))
     if revision != "base" and not tables:
-        raise exceptions.InvalidArgument(
-            name="revision", value=revision,
-            reason="%s has no murano-cidr tables: stamping would record a "
-            "schema that does not exist. Nothing was changed; run "
-            "'murano-cidr-manage db sync' to create them" % url)
+        raise exceptions.DatabaseNotSynced(
+            url=url, reason="it has no murano-cidr tables, so there is "
+            "nothing to stamp %s: stamping would record a schema that does "
+            "not exist; nothing was changed" % revision)
 
 
 def stamp_engine(engine, revision):
@@ -123,7 +131,7 @@ def stamp_engine(engine, revision):
         leave the tables and the revision apart (see :func:`check_stamp`).
     """
     with engine.begin() as connection:
-        url = messages.safe_url(engine.url)
+        url = shown_url(engine)
         revisions.check_known_revision(connection, url)
         check_stamp(connection, revision, url)
         alembic_command.stamp(revisions.alembic_configuration(connection),

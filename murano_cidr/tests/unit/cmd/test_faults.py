@@ -18,6 +18,7 @@ library's traceback on the terminal.
 
 import os
 
+import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.cmd import cli
@@ -148,3 +149,45 @@ class TestDatabaseFaults(FaultTestCase):
                           engine)
         with engine.connect() as conn:
             self.assertEqual("f00dcafe0000", revisions.revision_of(conn))
+
+
+class TestSQLiteLocation(FaultTestCase):
+    """Where the SQLite file should be, and why it cannot be used."""
+
+    def test_a_missing_directory_is_named(self):
+        missing = os.path.join(self.state_path, "nonexistent", "dir")
+        conf = self.write("nodir.conf", "[cidr_allocator]\ndriver = db\n"
+                          "[cidr_allocator_database]\nconnection = "
+                          "sqlite:///%s/x.sqlite\n" % missing)
+        for main, prog, args in ((manage.main, "murano-cidr-manage",
+                                  ["db", "sync"]),
+                                 (cli.main, "murano-cidr", ["list"])):
+            code, _out, err = self.run_main(main, "--config-file", conf,
+                                            *args)
+            self.assertOneLine(prog, code, err, "the directory %s does not "
+                               "exist" % missing)
+            self.assertEqual(common.EXIT_USAGE, code)
+        self.assertFalse(os.path.exists(missing))
+
+    def test_an_unreadable_state_directory_is_a_permission_error(self):
+        locked = os.path.join(self.state_path, "locked")
+        os.mkdir(locked, 0o000)
+        self.addCleanup(os.chmod, locked, 0o700)
+        conf = self.write("locked.conf", "[cidr_allocator]\ndriver = db\n"
+                          "state_path = %s\n" % locked)
+        real_access = os.access
+
+        def access(path, mode, **kwargs):
+            # root passes every permission check; this user would not.
+            if os.path.abspath(path) == locked:
+                return False
+            return real_access(path, mode, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch("os.access", access))
+        for args in (["list"], ["allocate", "net-1"]):
+            code, _out, err = self.run_main(cli.main, "--config-file", conf,
+                                            *args)
+            self.assertOneLine("murano-cidr", code, err, "cannot be read",
+                               "may not enter or read %s" % locked)
+            self.assertNotIn("db sync", err)
+            self.assertEqual(common.EXIT_READ_ONLY, code)

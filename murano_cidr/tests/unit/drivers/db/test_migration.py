@@ -67,9 +67,10 @@ class TestMigration(base.TestCase):
     def test_stamp_and_unknown_revisions(self):
         # Stamping a schema that does not exist is refused (see
         # TestSchemaTools); a real one is recorded.
-        e = self.assertRaises(exceptions.InvalidArgument, migration.stamp,
+        e = self.assertRaises(exceptions.DatabaseNotSynced, migration.stamp,
                               self.conf, "head")
         self.assertIn("has no murano-cidr tables", str(e))
+        self.assertIn("db sync", str(e))
         self.assertIsNone(migration.current_revision(self.conf))
         migration.upgrade(self.conf)
         with self.engine.begin() as conn:

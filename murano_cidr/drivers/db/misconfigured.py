@@ -1,0 +1,147 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A database the configuration names wrongly, told apart from one down.
+
+A server that refuses the user or password, or knows no database of that
+name, answers at once and will answer the same way to every retry: the
+fault is the configuration's (``[cidr_allocator_database] connection``),
+so it is an :class:`~murano_cidr.exceptions.InvalidConfig` (exit code 2),
+not an unreachable database (3). The same holds for an SQLite file whose
+directory does not exist; one whose directory this user may not enter is a
+permission error (:class:`~murano_cidr.exceptions.DatabasePermissionDenied`,
+exit code 4).
+"""
+
+import os
+
+from oslo_db import exception as db_exc
+
+from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import options as db_options
+from murano_cidr.drivers.db import sqlite_faults
+from murano_cidr import exceptions
+
+#: MySQL/MariaDB server errors that name the configuration's fault.
+MYSQL_CODES = {
+    1044: "the user may not use this database",
+    1045: "the server refused the user name or password",
+    1049: "the database does not exist",
+    1698: "the server refused the user name or password",
+}
+
+#: PostgreSQL's connection errors carry no SQLSTATE in psycopg2, only the
+#: server's text (English unless the server's lc_messages says otherwise).
+#: NOTE: upstream (psycopg2, or an oslo.db filter) would need to expose the
+#: server's error code of a refused connection for this to go.
+POSTGRESQL_TEXTS = {
+    "password authentication failed": "the server refused the user name or "
+                                      "password",
+    "no pg_hba.conf entry": "the server's pg_hba.conf admits no such "
+                            "connection",
+    "role \"": "the user does not exist",
+    "does not exist": "the database does not exist",
+}
+
+
+def _chain(error):
+    seen = set()
+    while error is not None and id(error) not in seen:
+        yield error
+        seen.add(id(error))
+        error = (getattr(error, "orig", None)
+                 or getattr(error, "inner_exception", None)
+                 or error.__cause__ or error.__context__)
+
+
+def reason(error):
+    """Say why a connection error is the configuration's fault, or None.
+
+    :param error: an oslo.db, SQLAlchemy or DB-API error.
+    :returns: a sentence, or None for any other error.
+    """
+    for failure in _chain(error):
+        if isinstance(failure, db_exc.DBNonExistentDatabase):
+            return MYSQL_CODES[1049]
+        args = getattr(failure, "args", ())
+        module = type(failure).__module__ or ""
+        if module.startswith("pymysql") and args and args[0] in MYSQL_CODES:
+            return MYSQL_CODES[args[0]]
+        if module.startswith("psycopg2") and args:
+            text = str(args[0])
+            for fragment, why in POSTGRESQL_TEXTS.items():
+                if fragment in text and (fragment != "does not exist"
+                                         or "database \"" in text):
+                    return why
+    return None
+
+
+def invalid_url(safe_url, why):
+    """Return the error of a ``connection`` URL that cannot work.
+
+    :param safe_url: the URL, without its password.
+    :param why: what is wrong with it.
+    :returns: an :class:`~murano_cidr.exceptions.InvalidConfig`.
+    """
+    return exceptions.InvalidConfig(
+        group=db_options.GROUP, option="connection",
+        reason="%s: %s; correct the URL, or create what it names. Nothing "
+        "was changed" % (safe_url, why))
+
+
+def diagnose(url, safe_url, error, state_directory=None):
+    """Return the error that names the cause of a database error, or None.
+
+    :param url: the database URL.
+    :param safe_url: the URL, without its password.
+    :param error: the error using it raised.
+    :param state_directory: the directory ``db sync`` creates for the
+        default SQLite file, or None.
+    :returns: for SQLite, what :func:`missing_sqlite_file` or
+        :func:`murano_cidr.drivers.db.sqlite_faults.diagnose` returns;
+        otherwise an :class:`~murano_cidr.exceptions.InvalidConfig` if
+        :func:`reason` finds the configuration at fault; or None.
+    """
+    path = connection.sqlite_file(url)
+    if path is None:
+        why = reason(error)
+        return None if why is None else invalid_url(safe_url, why)
+    fault = sqlite_faults.diagnose(url, safe_url, error)
+    if fault is None and not os.path.exists(path):
+        fault = missing_sqlite_file(safe_url, path,
+                                    state_directory is not None)
+    return fault
+
+
+def missing_sqlite_file(safe_url, path, creatable):
+    """Return the error of an SQLite file that :func:`os.path.exists` misses.
+
+    :param safe_url: the URL for the message.
+    :param path: the file.
+    :param creatable: whether ``db sync`` creates its directory (the
+        default database under ``[cidr_allocator] state_path``).
+    :returns: a :class:`~murano_cidr.exceptions.DatabasePermissionDenied`
+        if a directory above it may not be entered by this user, an
+        :class:`~murano_cidr.exceptions.InvalidConfig` if its directory
+        does not exist and ``db sync`` would not create it, or None (the
+        file is merely not created yet).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    parent = directory
+    while not os.path.isdir(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.R_OK | os.X_OK):
+        return exceptions.DatabasePermissionDenied(url=safe_url, path=parent)
+    if parent != directory and not creatable:
+        return invalid_url(safe_url, "the directory %s does not exist"
+                           % directory)
+    return None
