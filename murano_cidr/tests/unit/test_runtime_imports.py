@@ -55,6 +55,7 @@ DRIVER_MODULES = {
         "murano_cidr.drivers.db.driver",
         "murano_cidr.drivers.db.models", "murano_cidr.drivers.db.options",
         "murano_cidr.drivers.db.placing", "murano_cidr.drivers.db.queries",
+        "murano_cidr.drivers.db.misconfigured",
         "murano_cidr.drivers.db.releasing",
         "murano_cidr.drivers.db.revisions", "murano_cidr.drivers.db.search",
         "murano_cidr.drivers.db.sqlite_faults",
