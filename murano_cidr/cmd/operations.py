@@ -240,10 +240,7 @@ def _print_import(args, rows, counts):
                                              importing.CONFLICT)]
     if shown:
         output.emit(args.format, None, IMPORT_HEADERS, [
-            (r.where, r.status) + ((r.allocation.owner, r.allocation.cidr,
-                                    r.allocation.scope)
-                                   if r.allocation else (None,) * 3)
-            + (r.reason,) for r in shown])
+            (r.where, r.status) + r.shown() + (r.reason,) for r in shown])
     verb = "would import" if args.dry_run else "imported"
     done = counts[importing.NEW] if args.dry_run else counts[
         importing.IMPORTED]

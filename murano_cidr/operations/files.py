@@ -102,12 +102,14 @@ def parse_json(path, text):
             path=path, reason="%sis not valid JSON (%s)" % (where, e))
 
 
-def parse_csv(path, text):
+def parse_csv(path, text, check_header=None):
     """Parse CSV text with a header row.
 
     Blank lines and lines starting with ``#`` are ignored. Header names are
     stripped and lowercased.
 
+    :param check_header: called with the header's line number and its
+        column names, to refuse a header that lacks a column.
     :returns: a list of ``(line_number, {column: value})``, values stripped.
     :raises murano_cidr.exceptions.InvalidInputFile: for a CSV syntax error,
         a missing or repeated header, or a row with more cells than the
@@ -135,6 +137,8 @@ def parse_csv(path, text):
         raise exceptions.InvalidInputFile(
             path=path, reason="line %d: the header %s must name each column "
             "once" % (header_line, ",".join(header)))
+    if check_header is not None:
+        check_header(header_line, header)
     rows = []
     for n, cells in parsed[1:]:
         if len(cells) > len(header):

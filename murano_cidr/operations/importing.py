@@ -83,11 +83,22 @@ class Row(object):
     allocation: typing.Optional[allocation_mod.Allocation]
     status: str = NEW
     reason: str = ""
+    #: What the file had for owner, cidr and scope, as text; shown for an
+    #: invalid row (no allocation).
+    given: dict = dataclasses.field(default_factory=dict)
+
+    def shown(self):
+        """Return ``(owner, cidr, scope)``: the allocation's, or the file's."""
+        if self.allocation is not None:
+            return (self.allocation.owner, self.allocation.cidr,
+                    self.allocation.scope)
+        return tuple(self.given.get(f) for f in ("owner", "cidr", "scope"))
 
     def to_dict(self):
         """Return the row as a JSON-friendly dictionary."""
         result = {"where": self.where, "status": self.status,
                   "reason": self.reason or None}
+        result.update(self.given)
         if self.allocation is not None:
             result.update(owner=self.allocation.owner,
                           cidr=self.allocation.cidr,
@@ -113,6 +124,37 @@ def _normalise(record):
             return None, "field %r given twice" % name
         fields[name] = value
     return fields, None
+
+
+def _given(record):
+    """Return the owner, cidr and scope a record had, as text."""
+    if not isinstance(record, dict):
+        return {}
+    given = {}
+    for key, value in record.items():
+        name = _ALIASES.get(str(key).strip().lower(), str(key).strip().lower())
+        if name in ("owner", "cidr", "scope") and value not in (None, ""):
+            given[name] = value if isinstance(value, str) else repr(value)
+    return given
+
+
+def _check_header(path):
+    """Return a check that a CSV header names an owner and a cidr column."""
+    def check(line, header):
+        names = {_ALIASES.get(h, h) for h in header}
+        missing = [f for f in ("owner", "cidr", "scope") if f not in names]
+        unknown = [h for h in header if _ALIASES.get(h, h) not in _FIELDS
+                   and h not in _IGNORED]
+        if "owner" in missing or "cidr" in missing or unknown:
+            raise exceptions.InvalidInputFile(
+                path=path, reason="line %d: the header %s lacks the column%s "
+                "%s%s; expected owner (or network), cidr and scope (or "
+                "router), and optionally ip_version" % (
+                    line, ",".join(header), "s" if len(missing) > 1 else "",
+                    " and ".join([", ".join(missing[:-1]), missing[-1]]
+                                 if len(missing) > 1 else missing) or "-",
+                    "; unknown: %s" % ", ".join(unknown) if unknown else ""))
+    return check
 
 
 def _allocation(record, pools):
@@ -169,7 +211,8 @@ def _allocation(record, pools):
 def _records(path, text, fmt):
     """Yield ``(where, record)`` pairs from the file's text."""
     if files.detect_format(path, text, fmt) == files.CSV:
-        for line, record in files.parse_csv(path, text):
+        for line, record in files.parse_csv(path, text,
+                                            _check_header(path)):
             yield "line %d" % line, record
         return
     data = files.parse_json(path, text)
@@ -205,7 +248,7 @@ def read_file(path, pools, fmt=None):
     for where, record in _records(path, text, fmt):
         allocation, error = _allocation(record, pools)
         rows.append(Row(where, allocation, INVALID if error else NEW,
-                        error or ""))
+                        error or "", _given(record) if error else {}))
     if not rows:
         raise exceptions.InvalidInputFile(path=path,
                                           reason="holds no allocation")

@@ -31,6 +31,7 @@ collide with an allocation.
 """
 
 import dataclasses
+import json
 import os
 import re
 
@@ -66,12 +67,15 @@ def _first(record, *keys):
     return None
 
 
-def _read_listing(path, key, command):
+def _read_listing(path, key, command, text=None):
     """Return the JSON list a client command printed, or the API's ``key``.
 
+    :param text: the file's text, if already read.
     :raises murano_cidr.exceptions.InvalidInputFile: if it is not a list.
     """
-    data = files.parse_json(path, files.read_text(path))
+    if text is None:
+        text = files.read_text(path)
+    data = files.parse_json(path, text)
     if isinstance(data, dict) and key in data:
         data = data[key]
     if not isinstance(data, list):
@@ -80,14 +84,19 @@ def _read_listing(path, key, command):
     return data
 
 
-def read_subnets(path):
+def read_subnets(path, check_cidrs=False):
     """Read ``openstack subnet list -f json`` (or the API's subnets).
+
+    :param check_cidrs: refuse the file if a subnet's CIDR is not one
+        (naming its line and id); otherwise the caller decides.
 
     :returns: a dictionary from subnet id to ``(network id, CIDR)``.
     :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
         such a listing.
     """
-    data = _read_listing(path, "subnets", "openstack subnet list -f json")
+    text = files.read_text(path)
+    data = _read_listing(path, "subnets", "openstack subnet list -f json",
+                         text)
     subnets = {}
     for number, item in enumerate(data, 1):
         if not isinstance(item, dict):
@@ -100,6 +109,16 @@ def read_subnets(path):
             raise exceptions.InvalidInputFile(
                 path=path, reason="item %d: expected ID, Network and "
                 "Subnet, as 'openstack subnet list -f json' prints" % number)
+        try:
+            if check_cidrs:
+                netaddr.IPNetwork(cidr.strip())
+        except (netaddr.AddrFormatError, ValueError, TypeError):
+            at = text.find(json.dumps(subnet_id))
+            raise exceptions.InvalidInputFile(
+                path=path, reason="%ssubnet %s (item %d): its CIDR %r is not "
+                "a CIDR; take the listing again with 'openstack subnet list "
+                "-f json'" % ("line %d: " % (text.count("\n", 0, at) + 1)
+                              if at >= 0 else "", subnet_id, number, cidr))
         subnets[subnet_id] = (network_id, cidr)
     return subnets
 
@@ -160,7 +179,7 @@ def read_router_listing(subnets_path, ports_dir):
     :raises murano_cidr.exceptions.InvalidInputFile: for an unreadable or
         malformed file.
     """
-    subnets = read_subnets(subnets_path)
+    subnets = read_subnets(subnets_path, check_cidrs=True)
     listing = reconciling.RouterListing()
     for router, path in _router_files(ports_dir):
         ids = set(read_router_ports(path))

@@ -17,6 +17,7 @@ functional tests run them in subprocesses against real databases.
 """
 
 import datetime
+import io
 import json
 import os
 
@@ -25,6 +26,7 @@ import sqlalchemy as sa
 
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
+from murano_cidr.cmd import common
 from murano_cidr.drivers import random as random_driver
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_db as murano_tables
@@ -382,3 +384,62 @@ class TestConvertOpenstack(CommandTestCase):
                            "owner": "n1"}], json.loads(out))
         self.assertEqual("murano-cidr: skipped subnet s2 of router r: "
                          "172.24.4.0/24 is outside the pools\n", err)
+
+
+class TestDiagnosis(CommandTestCase):
+    """Bad input names the file, the place and what is missing."""
+
+    def assertOneError(self, code, err, *fragments):
+        self.assertEqual(common.EXIT_USAGE, code, err)
+        self.assertEqual(1, len(err.strip().splitlines()), err)
+        for fragment in fragments:
+            self.assertIn(fragment, err)
+
+    def test_reconcile_names_the_subnet_whose_cidr_is_bad(self):
+        subnets = self.write("subnets.json", (
+            '[\n {"ID": "s0", "Network": "n0", "Subnet": "10.0.0.0/24"},\n'
+            ' {"ID": "s-bad", "Network": "n1", "Subnet": "nope"}\n]\n'))
+        os.makedirs(os.path.join(self.state_path, "ports"))
+        self.write("ports/r.json", json.dumps(
+            [{"Fixed IP Addresses": [{"subnet_id": "s-bad"}]}]))
+        code, _out, err = self.run_cli(
+            "reconcile", "--subnets", subnets, "--ports-dir",
+            os.path.join(self.state_path, "ports"))
+        self.assertOneError(code, err, subnets + ": line 3: subnet s-bad",
+                            "'nope' is not a CIDR")
+        self.assertNotIn("taken", err)
+
+    def test_import_names_the_columns_a_header_lacks(self):
+        path = self.write("wrong.csv", "router,network,subnet\n"
+                          "r,n1,10.0.3.0/24\n")
+        code, out, err = self.run_cli("import", path)
+        self.assertOneError(code, err, path + ": line 1: the header "
+                            "router,network,subnet lacks the column cidr",
+                            "unknown: subnet")
+        self.assertEqual("", out)
+        self.assertEqual(["gone", "held", "young"], self.owners())
+
+    def test_import_of_garbage_on_stdin_names_the_columns(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            "sys.stdin", io.TextIOWrapper(io.BytesIO(
+                b"garbage garbage\nmore garbage\n"))))
+        code, _out, err = self.run_cli("import", "-")
+        self.assertOneError(code, err, "-: line 1: the header garbage "
+                            "garbage lacks the columns owner, cidr and scope")
+        self.assertNotIn("holds no allocation", err)
+
+    def test_rejected_rows_show_what_the_file_had(self):
+        path = self.write("rejected.csv", "scope,cidr,owner\n"
+                          "r9,nope,n1\n"
+                          "r9,10.9.0.0/24,n2\n")
+        code, out, _err = self.run_cli("import", path)
+        self.assertEqual(common.EXIT_USAGE, code)
+        rows = [line.split()[:5] for line in out.splitlines()[1:3]]
+        self.assertEqual([["line", "2", "invalid", "n1", "nope"],
+                          ["line", "3", "invalid", "n2", "10.9.0.0/24"]],
+                         rows)
+        self.assertIn(" r9 ", out)
+        code, out, _err = self.run_cli("import", path, "--format", "json")
+        shown = json.loads(out)["rows"]
+        self.assertEqual({"owner": "n1", "cidr": "nope", "scope": "r9"},
+                         {k: shown[0][k] for k in ("owner", "cidr", "scope")})
