@@ -17,6 +17,8 @@ Each takes ``--format table|json``; errors and exit codes are those of
 :mod:`murano_cidr.cmd.common`.
 """
 
+import sys
+
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
 from murano_cidr.cmd import store
@@ -32,13 +34,13 @@ READS_ALLOCATIONS = (Capability.SHARES_STATE,)
 
 ALLOCATION_HEADERS = ("OWNER", "CIDR", "SCOPE", "STATE", "CREATED")
 USAGE_HEADERS = ("SCOPE", "IP", "POOL", "SIZE", "ALLOCATED", "RELEASED",
-                 "TAKEN", "FREE", "USED%")
+                 "TAKEN", "FREE", "USED%", "OUTSIDE")
 #: What ``usage --format json`` prints of each row: the table's columns,
 #: each once (``allocated`` counts the subnets the allocations block,
 #: released ones still held back included; ``released`` how many of those
 #: allocations are released).
 USAGE_KEYS = ("scope", "ip_version", "pool", "prefixlen", "size", "allocated",
-              "released", "taken", "free", "used_percent")
+              "released", "taken", "free", "used_percent", "outside")
 
 
 def register(subparsers):
@@ -214,4 +216,10 @@ def do_usage(conf):
                                                            r["prefixlen"]),
                   r["size"], r["allocated"], r["released"],
                   r["taken"], r["free"],
-                  "%.1f" % r["used_percent"]) for r in rows])
+                  "%.1f" % r["used_percent"], r["outside"]) for r in rows])
+    outside = sum(r["outside"] for r in rows)
+    if outside:
+        print("%s: warning: %d live allocation(s) lie outside the configured "
+              "pool (OUTSIDE; a pool change?): they still hold their CIDRs "
+              "but are not counted; see 'list', release them when their "
+              "networks are gone" % ("murano-cidr", outside), file=sys.stderr)

@@ -33,7 +33,8 @@ def report(driver, scope=ALL, taken=(), ip_version=None):
     :param taken: CIDRs in use outside the allocator; only with one scope.
     :param ip_version: 4 or 6, or None for every configured pool.
     :returns: a list of dictionaries as ``driver.usage`` returns them,
-        sorted by scope and IP version.
+        sorted by scope and IP version, with ``outside``: the scope's live
+        allocations outside the pool (see :func:`outside_pools`).
     :raises murano_cidr.exceptions.InvalidArgument: for ``taken`` without a
         scope, or a bad CIDR in it.
     :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
@@ -54,5 +55,30 @@ def report(driver, scope=ALL, taken=(), ip_version=None):
             keys = {(None, v) for v in versions}
     else:
         keys = {(scope, v) for v in versions}
-    return [driver.usage(scope=s, ip_version=v, taken=taken)
+    rows = [driver.usage(scope=s, ip_version=v, taken=taken)
             for s, v in sorted(keys, key=lambda k: (k[0] or "", k[1]))]
+    outside = outside_pools(driver, versions)
+    for row in rows:
+        row["outside"] = outside.get((row["scope"], row["ip_version"]), 0)
+    return rows
+
+
+def outside_pools(driver, versions):
+    """Count the live allocations that lie outside their pool.
+
+    After a pool change (``pool_cidrs``, ``env_ip_template``...) the rows
+    of the old pool are still allocated, and still block their CIDRs on
+    their routers, but the new pool's counts do not see them.
+
+    :param driver: a driver that keeps state.
+    :param versions: the IP versions to look at.
+    :returns: ``{(scope, ip_version): count}`` of those outside.
+    """
+    counts = {}
+    for allocation in driver.list():
+        version = allocation.ip_version
+        if version in versions and not driver.pool(version).contains(
+                taken_mod.parse_cidr(allocation.cidr)):
+            key = (allocation.scope, version)
+            counts[key] = counts.get(key, 0) + 1
+    return counts

@@ -166,7 +166,26 @@ class TestQuietOutput(base.TestCase):
         self.assertEqual(
             [{"scope": "r", "ip_version": 4, "pool": "10.0.0.0/22",
               "prefixlen": 24, "size": 4, "allocated": 1, "released": 0,
-              "taken": 0, "free": 3, "used_percent": 25.0}], json.loads(out))
+              "taken": 0, "free": 3, "used_percent": 25.0, "outside": 0}],
+            json.loads(out))
+
+    def test_usage_flags_allocations_outside_a_changed_pool(self):
+        self.cidr("allocate", "net-1", "--scope", "r")
+        self.cidr("allocate", "net-2", "--scope", "r")
+        with open(self.conf_file) as f:
+            text = f.read()
+        with open(self.conf_file, "w") as f:
+            f.write(text.replace("pool_cidrs = 10.0.0.0/22",
+                                 "pool_cidrs = 10.8.0.0/22"))
+        code, out, err = self.cidr("usage", "--format", "json")
+        self.assertEqual(0, code, err)
+        row, = json.loads(out)
+        self.assertEqual((0, 2), (row["allocated"], row["outside"]))
+        self.assertIn("warning: 2 live allocation(s) lie outside the "
+                      "configured pool", err)
+        code, out, err = self.cidr("usage")
+        self.assertEqual("OUTSIDE", out.splitlines()[0].split()[-1])
+        self.assertEqual("2", out.splitlines()[1].split()[-1])
 
     def test_a_released_cidr_is_listed_and_counted_until_freed(self):
         _, cidr, _ = self.cidr("allocate", "net-1", "--scope", "r")

@@ -125,7 +125,7 @@ class TestAllocationCommands(CommandTestCase):
                                     "10.0.3.0/24")
         self.assertEqual(
             ["r", "4", "10.0.0.0/22", "/24", "4", "2", "0", "1", "1",
-             "75.0"],
+             "75.0", "0"],
             out.splitlines()[1].split())
         code, out, err = self.run_cli("usage", "--taken", "10.0.3.0/24")
         self.assertEqual((2, ""), (code, out))
