@@ -12,14 +12,8 @@
 
 """A database the configuration names wrongly, told apart from one down.
 
-A server that refuses the user or password, or knows no database of that
-name, answers at once and will answer the same way to every retry: the
-fault is the configuration's (``[cidr_allocator_database] connection``),
-so it is an :class:`~murano_cidr.exceptions.InvalidConfig` (exit code 2),
-not an unreachable database (3). The same holds for an SQLite file whose
-directory does not exist; one whose directory this user may not enter is a
-permission error (:class:`~murano_cidr.exceptions.DatabasePermissionDenied`,
-exit code 4).
+A refused password, an unknown database or a missing SQLite directory is
+the configuration's fault (InvalidConfig), not an unreachable database.
 """
 
 import os
@@ -35,22 +29,16 @@ from murano_cidr import exceptions
 MYSQL_CODES = {
     1044: "the user may not use this database",
     1045: "the server refused the user name or password",
-    1049: "the database does not exist",
-    1698: "the server refused the user name or password",
-}
+    1049: "the database does not exist"}
 
 #: PostgreSQL's connection errors carry no SQLSTATE in psycopg2, only the
 #: server's text (English unless the server's lc_messages says otherwise).
 #: NOTE: upstream (psycopg2, or an oslo.db filter) would need to expose the
 #: server's error code of a refused connection for this to go.
 POSTGRESQL_TEXTS = {
-    "password authentication failed": "the server refused the user name or "
-                                      "password",
-    "no pg_hba.conf entry": "the server's pg_hba.conf admits no such "
-                            "connection",
+    "password authentication failed": MYSQL_CODES[1045],
     "role \"": "the user does not exist",
-    "does not exist": "the database does not exist",
-}
+    "does not exist": MYSQL_CODES[1049]}
 
 
 def _chain(error):
@@ -88,8 +76,6 @@ def reason(error):
 def invalid_url(safe_url, why):
     """Return the error of a ``connection`` URL that cannot work.
 
-    :param safe_url: the URL, without its password.
-    :param why: what is wrong with it.
     :returns: an :class:`~murano_cidr.exceptions.InvalidConfig`.
     """
     return exceptions.InvalidConfig(
@@ -106,10 +92,7 @@ def diagnose(url, safe_url, error, state_directory=None):
     :param error: the error using it raised.
     :param state_directory: the directory ``db sync`` creates for the
         default SQLite file, or None.
-    :returns: for SQLite, what :func:`missing_sqlite_file` or
-        :func:`murano_cidr.drivers.db.sqlite_faults.diagnose` returns;
-        otherwise an :class:`~murano_cidr.exceptions.InvalidConfig` if
-        :func:`reason` finds the configuration at fault; or None.
+    :returns: an error of :mod:`~murano_cidr.exceptions`, or None.
     """
     path = connection.sqlite_file(url)
     if path is None:
