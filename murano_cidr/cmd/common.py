@@ -194,7 +194,7 @@ def main(prog, command_opt, argv=None, description=None):
     def _run():
         parse(conf, argv, prog, description, usage=USAGE)
         # Only now: --version and --help exit in parse() and need no driver.
-        driver_commands.set_command_defaults(conf)
+        driver_commands.set_command_defaults(conf, configured_only=True)
         setup_logging(conf)
         return conf.command.action(conf)
 

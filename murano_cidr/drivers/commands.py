@@ -134,7 +134,7 @@ def prepare(conf, name=None):
     of(name or conf[opts.GROUP].driver).prepare(conf)
 
 
-def set_command_defaults(conf):
+def set_command_defaults(conf, configured_only=False):
     """Give the options the defaults a console script wants.
 
     Every option is registered (:func:`murano_cidr.opts.register_opts`),
@@ -142,7 +142,17 @@ def set_command_defaults(conf):
     runs; values from the configuration files still win.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :param configured_only: only the command side of the driver of
+        ``[cidr_allocator] driver`` is loaded and run (a parsed ``conf``):
+        a command loads no other driver's modules.
     """
     opts.register_opts(conf)
-    for commands in installed().values():
+    if not configured_only:
+        sides = installed().values()
+    else:
+        sides = [ext.plugin for ext in stevedore.NamedExtensionManager(
+            NAMESPACE, [conf[opts.GROUP].driver], invoke_on_load=False,
+            on_load_failure_callback=_log_failure,
+            warn_on_missing_entrypoint=False)]
+    for commands in sides:
         commands.command_defaults(conf)
