@@ -25,6 +25,10 @@ Checks (each says what to do when it does not succeed):
   its options.
 * *Store hosts*: a warning when the driver keeps its state where only the
   engines of one host see it (an SQLite database, file locks).
+* *Murano engine*: a failure when ``[murano] enabled_plugins`` is set
+  (Murano's plugin loaders fail on it, see the Murano integration guide),
+  and, with no ``[cidr_allocator] driver`` set, that the engine picks its
+  CIDRs itself.
 * Each installed driver's own checks (its ``upgrade_checks()`` hook: the
   ``db`` driver's *Database*, the ``lock`` driver's *Lock service*), run
   for the configured driver and reported as not used for the others.
@@ -50,6 +54,7 @@ from murano_cidr import drivers as driver_package
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
+from murano_cidr.integration import plugin
 from murano_cidr import messages
 from murano_cidr import opts
 from murano_cidr import pool as pool_mod
@@ -114,7 +119,8 @@ class Checks(upgradecheck.UpgradeCommands):
         self.drivers = drivers
         checks = [("Pool geometry", Checks.check_pool),
                   ("Allocator driver", Checks.check_driver),
-                  ("Store hosts", Checks.check_store_hosts)]
+                  ("Store hosts", Checks.check_store_hosts),
+                  ("Murano engine", Checks.check_murano_engine)]
         for name, driver in drivers.items():
             for title, check in driver_commands.of(name).upgrade_checks():
                 checks.append((title, _driver_check(name, check)))
@@ -212,6 +218,34 @@ class Checks(upgradecheck.UpgradeCommands):
                        "engines run on more than this host, set %s to one "
                        "they all reach." % (self.driver_name, store,
                                             driver.shared_store_option))
+
+    @_guarded
+    def check_murano_engine(self):
+        """Murano's engine loads the plugin, and the plugin picks."""
+        try:
+            self.conf.register_opt(cfg.ListOpt("enabled_plugins"),
+                                   group="murano")
+        except cfg.DuplicateOptError:
+            pass  # NOTE: registered by Murano, in Murano's own process.
+        enabled = self.conf.murano.enabled_plugins
+        if enabled is not None:
+            return _result(FAILURE, "[murano] enabled_plugins is set (%s): "
+                           "Murano's plugin loaders need a distribution that "
+                           "stevedore does not give, so with murano-cidr "
+                           "installed every package load fails on Python 3.8 "
+                           "and 3.9, and on 3.10 and later no plugin loads. "
+                           "Remove "
+                           "enabled_plugins from [murano] and restart "
+                           "murano-engine and murano-api."
+                           % ", ".join(enabled))
+        where = plugin.driver_set_in(self.conf)
+        if where is None:
+            return _result(SUCCESS, "No [cidr_allocator] driver is set: the "
+                           "engine picks its CIDRs itself, as without "
+                           "murano-cidr (the MuranoPL change, if made, calls "
+                           "nothing).")
+        return _result(SUCCESS, "The engine's CIDRs come from driver %r "
+                       "(set in %s)." % (self.driver_name, where))
 
 
 def _driver_check(name, check):

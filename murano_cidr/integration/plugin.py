@@ -202,7 +202,16 @@ def _enabled_plugins(conf):
         return None
 
 
-def _explicit(conf):
+def driver_set_in(conf):
+    """Say where ``[cidr_allocator] driver`` is set, None if it is not.
+
+    The plugin routes the engine's pick only if the driver is set
+    explicitly (a file, the command line, the environment); its default,
+    or a default set by code, is no choice.
+
+    :param conf: a configuration with murano-cidr's options registered.
+    :returns: the file (or other source) that sets it, or None.
+    """
     location = conf.get_location("driver", group=opts.GROUP)
     defaults = (cfg.Locations.opt_default, cfg.Locations.set_default)
     if location is None or location.location in defaults:
@@ -217,7 +226,7 @@ def _install(conf):
                  "engine picks subnet CIDRs itself, as before")
         return DISABLED
     opts.register_common_opts(conf)
-    where = _explicit(conf)
+    where = driver_set_in(conf)
     if where is None:
         LOG.info("murano-cidr: [cidr_allocator] driver is not set in the "
                  "engine's configuration: the engine picks subnet CIDRs "

@@ -198,11 +198,41 @@ class TestMain(base.TestCase):
         self.assertEqual(1, code)
         results = {c["check"]: c["result"] for c in json.loads(out)["checks"]}
         self.assertEqual({"Pool geometry": 1, "Allocator driver": 0,
-                          "Store hosts": 0, "Database": 0,
-                          "Lock service": 0}, results)
+                          "Store hosts": 0, "Murano engine": 0,
+                          "Database": 0, "Lock service": 0}, results)
         code, out, _ = self.run_status("max_hosts = 1\n", "upgrade", "check")
         self.assertEqual(2, code)
         self.assertIn("Result: Failure", out)
+
+    def test_enabled_plugins_fail_with_the_fix(self):
+        code, out, _ = self.run_status(
+            "[murano]\nenabled_plugins = murano-cidr\n", "upgrade", "check",
+            "--json")
+        self.assertEqual(2, code)
+        results = {c["check"]: c for c in json.loads(out)["checks"]}
+        engine = results["Murano engine"]
+        self.assertEqual(2, engine["result"])
+        self.assertIn("[murano] enabled_plugins is set (murano-cidr)",
+                      engine["details"])
+        self.assertIn("Remove enabled_plugins from [murano] and restart "
+                      "murano-engine and murano-api.", engine["details"])
+
+    def test_no_driver_set_says_the_engine_picks_itself(self):
+        path = os.path.join(self.state_path, "murano.conf")
+        with open(path, "w") as f:
+            f.write("[DEFAULT]\n")
+        code, out, _ = self.run_main(status.main, "--config-file", path,
+                                     "upgrade", "check", "--json")
+        results = {c["check"]: c for c in json.loads(out)["checks"]}
+        engine = results["Murano engine"]
+        self.assertEqual(0, engine["result"])
+        self.assertIn("No [cidr_allocator] driver is set: the engine picks "
+                      "its CIDRs itself", engine["details"])
+        code, out, _ = self.run_status("", "upgrade", "check", "--json")
+        results = {c["check"]: c for c in json.loads(out)["checks"]}
+        self.assertIn("The engine's CIDRs come from driver 'random' (set in "
+                      "%s" % os.path.join(self.state_path, "murano-cidr.conf"),
+                      results["Murano engine"]["details"])
 
     def test_bad_option_value_is_a_failure(self):
         code, out, err = self.run_status("max_environments = many\n",
