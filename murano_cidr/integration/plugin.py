@@ -47,7 +47,11 @@ The package-type loader reads that attribute only when ``enabled_plugins``
 is set, and calls ``init_plugin`` of every plugin it loads when the engine
 loads its first package, before any MuranoPL runs. The plugin checks
 ``[murano] enabled_plugins`` itself too: set without ``murano-cidr``, it
-changes nothing.
+changes nothing. ``murano-manage`` registers no ``[murano]``, so there the
+loader's check fails for this entry point and Murano's failure callback
+reads the attribute: on Python 3.8 and 3.9 ``murano-manage
+import-package`` fails, and packages are imported through Murano's API
+(doc/source/integration/murano.rst).
 """
 
 import inspect
