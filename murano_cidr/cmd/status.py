@@ -73,6 +73,10 @@ DESCRIPTION = (
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING
 FAILURE = upgradecheck.Code.FAILURE
+#: Murano's ``[murano]`` option that the Murano engine check reads.
+MURANO_OPTS = [cfg.ListOpt("enabled_plugins",
+                           help="Murano's own option: the plugins its "
+                           "loaders load (all when unset).")]
 #: What :func:`oslo_upgradecheck.upgradecheck.run` returns for an
 #: unexpected error, "so it's not confused with the upgrade check exit
 #: codes".
@@ -223,11 +227,9 @@ class Checks(upgradecheck.UpgradeCommands):
     def check_murano_engine(self):
         """Murano's engine loads the plugin, and the plugin picks."""
         try:
-            self.conf.register_opt(cfg.ListOpt("enabled_plugins"),
-                                   group="murano")
-        except cfg.DuplicateOptError:
-            pass  # NOTE: registered by Murano, in Murano's own process.
-        enabled = self.conf.murano.enabled_plugins
+            enabled = self.conf.murano.enabled_plugins
+        except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+            enabled = None  # NOTE: main() registers it; a caller may not.
         if enabled is not None:
             return _result(FAILURE, "[murano] enabled_plugins is set (%s): "
                            "Murano's plugin loaders need a distribution that "
@@ -290,6 +292,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
 
     def _run():
+        # NOTE: Murano's own option, read (never set) by the Murano engine
+        # check from the murano.conf given; this is the command's own
+        # configuration object, not Murano's.
+        conf.register_opts(MURANO_OPTS, group="murano")
         upgradecheck.register_cli_options(conf, Checks(conf))
         common.parse(conf, argv, PROG, DESCRIPTION)
         common.setup_logging(conf)

@@ -68,6 +68,10 @@ class TestChecks(base.TestCase):
         self.config(driver="random", max_hosts=1)
         self.assertResult(FAILURE, "max_hosts", self.checks.check_driver())
 
+    def test_murano_engine_without_murano_s_options(self):
+        # A caller that registered no [murano]: nothing set there.
+        self.assertEqual(SUCCESS, self.checks.check_murano_engine().code)
+
     def test_store_checks_skip_other_drivers(self):
         self.config(driver="random")
         self.assertResult(SUCCESS, "Not used by driver 'random'",
