@@ -10,6 +10,15 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-import pbr.version
 
-__version__ = pbr.version.VersionInfo("murano-cidr").release_string()
+def __getattr__(name):
+    """Compute ``__version__`` when it is asked for, not at import.
+
+    NOTE: pbr falls back to pkg_resources on older releases (Xena's),
+    whose import costs time and adds a warnings filter to the host
+    process: an engine that loads the plugin never asks for the version.
+    """
+    if name == "__version__":
+        import pbr.version
+        return pbr.version.VersionInfo("murano-cidr").release_string()
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
