@@ -213,31 +213,6 @@ def read_committed(engine):
     sa.event.listen(engine, "connect", on_connect)
 
 
-def _rebuilt_pool(engine, **settings):
-    # NOTE: built the way Pool.recreate() builds a pool, from the old
-    # pool's creator, events and settings (private attributes: oslo.db
-    # builds the engine and offers no setting for the pool's pre-ping, its
-    # reset on return or SQLite's pool class). The one place murano-cidr
-    # reads them.
-    pool = engine.pool
-    if isinstance(pool, sa.pool.QueuePool):
-        settings.setdefault("pool_size", pool.size())
-        settings.setdefault("max_overflow", pool._max_overflow)
-        settings.setdefault("timeout", pool.timeout())
-    return sa.pool.QueuePool(
-        pool._creator, pre_ping=False, reset_on_return=None,
-        recycle=pool._recycle, echo=pool.echo,
-        logging_name=pool._orig_logging_name, _dispatch=pool.dispatch,
-        dialect=engine.dialect, **settings)
-
-
-#: Whether :func:`fewer_round_trips` rebuilds oslo.db's pool: on
-#: SQLAlchemy 2 only. On SQLAlchemy 1.4, which every supported Murano
-#: branch pins, the pool stays as oslo.db made it: a ping per transaction,
-#: a reset at check-in and, on an SQLite file, a new connection each time.
-POOL_REBUILT = not sa.__version__.startswith(("0.", "1."))
-
-
 def _yield_if_green(dbapi_connection, connection_record):
     # NOTE: eventlet is never imported here; a process it has not
     # monkey-patched has no green thread to yield to.
@@ -247,42 +222,22 @@ def _yield_if_green(dbapi_connection, connection_record):
 
 
 def fewer_round_trips(engine):
-    """Drop the round trips a transaction pays beyond its own statements.
+    """Yield to other green threads at check-in only under eventlet.
 
-    oslo.db creates every engine with a connection test at each checkout
-    (``pool_pre_ping``: a ping before every transaction) and SQLAlchemy
-    rolls back every connection it takes back (``ROLLBACK`` on MySQL even
-    after a ``COMMIT``); an SQLite file gets no pool at all, so every
-    transaction opens the file again and sets its ``PRAGMA`` s. Here:
+    oslo.db's ``thread_checkin``, which the driver turns off, yields to
+    the operating system's scheduler at every check-in in any process (a
+    millisecond on a busy host); here a connection checked in yields only
+    in a process eventlet has monkey-patched.
 
-    * no ping at checkout and no reset at check-in. A connection the
-      server dropped fails at its transaction's first statement, which
-      oslo.db reports as a lost connection; SQLAlchemy then discards every
-      pooled connection older than the failure, and
-      :meth:`~murano_cidr.drivers.db.api.Database.write` retries the whole
-      transaction. Every transaction ends itself (commit or rollback)
-      before its connection goes back (SQLAlchemy 2's connections always
-      do), so there is nothing left to reset; on SQLAlchemy 1.4 the pool
-      is left as oslo.db made it;
-    * on an SQLite file, one connection per process, kept open: SQLite
-      has one writer at a time anyway, and the connection keeps its WAL
-      mode;
-    * a yield to the other green threads when a connection is checked in
-      only in a process eventlet has monkey-patched (oslo.db's
-      ``thread_checkin``, which the driver turns off, yields to the
-      operating system's scheduler in any process).
+    NOTE: oslo.db builds the engine with a ping at every checkout
+    (``pool_pre_ping``), SQLAlchemy's rollback of every connection checked
+    in, and no pool for an SQLite file (each transaction opens the file
+    again). Changing that would need the pool's private attributes
+    (``_creator``, ``_dispatch`` ...), so the driver does without: a ping
+    and, on MySQL, a ROLLBACK per transaction. What upstream would need:
+    ``pool_pre_ping``, ``pool_reset_on_return`` and the SQLite pool class
+    as settings of oslo.db's ``enginefacade.configure``.
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
-    if POOL_REBUILT:
-        old = engine.pool
-        if engine.dialect.name == "sqlite" and isinstance(
-                old, sa.pool.NullPool):
-            engine.pool = _rebuilt_pool(engine, pool_size=1, max_overflow=0)
-        elif isinstance(old, sa.pool.QueuePool):
-            engine.pool = _rebuilt_pool(engine)
-        if engine.pool is not old:
-            # What the old pool holds is closed now, not whenever the
-            # garbage collector finds it.
-            old.dispose()
     sa.event.listen(engine, "checkin", _yield_if_green)
