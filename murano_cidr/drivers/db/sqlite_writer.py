@@ -19,15 +19,24 @@ where the picks of parallel deployments are green threads of one process,
 that wait blocks every green thread, including the writer it waits for,
 until the timeout fails it with "database is locked". So on SQLite a write
 transaction first takes this process's lock of the database file
-(:func:`turn`): oslo.concurrency's internal lock, a semaphore of the
-``threading`` module, which eventlet's monkey-patching makes green. A green
-thread that waits for it yields to the others, and a transaction never
-meets another writer of its own process inside SQLite; only other
-processes' writers are left to SQLite's busy timeout. The lock is looked up
-on every transaction, so it is green even in a process that built its
-allocator before it was monkey-patched. (Running the transaction off the
-hub, in ``eventlet.tpool``, would not do: the transaction calls ``taken``,
-the engine's green Neutron read, which cannot run in a pool thread.)
+(:func:`turn`): a semaphore of the ``threading`` module, which eventlet's
+monkey-patching makes green, kept in this module's own
+:class:`oslo_concurrency.lockutils.Semaphores` (never oslo.concurrency's
+process-wide ones). A green thread that waits for it yields to the others,
+and a transaction never meets another writer of its own process inside
+SQLite; only other processes' writers are left to SQLite's busy timeout.
+The lock is looked up on every transaction, so it is green even in a
+process that built its allocator before it was monkey-patched. (Running
+the transaction off the hub, in ``eventlet.tpool``, would not do: the
+transaction calls ``taken``, the engine's green Neutron read, which cannot
+run in a pool thread.)
+
+A fork waits for this process's writers to finish their transaction
+(each for at most its ``call_timeout``), then the child starts with turns
+of its own (:func:`_before_fork`, :func:`_after_fork_in_child`). A child
+forked mid-transaction would inherit the turn held by a thread it does not
+have, and SQLite's own record of that thread's lock on the file: its
+writes would find the file locked for as long as it lives.
 
 The wait for the lock is bounded by ``call_timeout``: a transaction that
 hangs while holding it (a ``taken`` that never answers) fails the writers
@@ -39,6 +48,7 @@ server, on a socket that eventlet makes green.
 """
 
 import contextlib
+import os
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
@@ -52,6 +62,38 @@ LOG = logging.getLogger(__name__)
 #: in; the database's URL follows it.
 SQLITE_WRITER_LOCK = "murano-cidr-sqlite-writer:"
 
+#: This process's turns, by name.
+_turns = lockutils.Semaphores()
+#: The name of every turn taken, and the longest wait its writers allow.
+_waits = {}
+#: The turns a fork holds until it is done, in the parent.
+_held_for_fork = []
+
+
+def _before_fork():
+    """Let the writers of this process finish their transaction first."""
+    for name, timeout in list(_waits.items()):
+        turn = _turns.get(name)
+        if turn.acquire(timeout=timeout):
+            _held_for_fork.append(turn)
+
+
+def _after_fork_in_parent():
+    while _held_for_fork:
+        _held_for_fork.pop().release()
+
+
+def _after_fork_in_child():
+    """Give the child turns of its own, none of them held."""
+    global _turns
+    _turns = lockutils.Semaphores()
+    del _held_for_fork[:]
+
+
+os.register_at_fork(before=_before_fork,
+                    after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
+
 
 @contextlib.contextmanager
 def turn(url, safe_url, call_timeout):
@@ -64,7 +106,9 @@ def turn(url, safe_url, call_timeout):
     :raises murano_cidr.exceptions.DatabaseUnavailable: if another writer
         of this process held the file for longer.
     """
-    lock = lockutils.internal_lock(SQLITE_WRITER_LOCK + url)
+    name = SQLITE_WRITER_LOCK + url
+    _waits[name] = max(call_timeout, _waits.get(name, 0))
+    lock = _turns.get(name)
     if not lock.acquire(timeout=call_timeout):
         raise exceptions.DatabaseUnavailable(
             url=safe_url, reason="another writer of this process "

@@ -19,9 +19,14 @@ for ever: it fails with ``DatabaseUnavailable`` once ``call_timeout`` has
 passed. Before this bound it waited as long as the hung transaction did.
 """
 
+import os
+import signal
 import threading
+import traceback
 
+from murano_cidr import allocator
 from murano_cidr import exceptions
+from murano_cidr.tests import base as tests_base
 from murano_cidr.tests.unit.drivers.db import base
 
 #: A watchdog many times the documented bound (``call_timeout`` = 1 s).
@@ -65,3 +70,55 @@ class TestWriterBehindAHungTransaction(base.DbTestCase):
         hung.set()
         holder.join(WATCHDOG)
         self.assertEqual(["net-1"], [a.owner for a in driver.list()])
+
+
+class TestForkDuringAnAllocate(base.DbTestCase):
+    """Issue 26.3: a child forked while a parent's writer holds its turn.
+
+    Before, the turn was oslo.concurrency's process-wide internal lock:
+    the child inherited it held by a thread it does not have, and every
+    write of the child failed after call_timeout with "another writer of
+    this process held the SQLite file", from a fresh allocator too. (With
+    a turn of its own but forked mid-transaction, SQLite's inherited
+    record of the parent thread's lock kept the file locked.)
+    """
+
+    def test_the_childs_first_calls_work(self):
+        self.db_config(call_timeout=2)
+        driver = self.make_driver()
+        entered, resume = threading.Event(), threading.Event()
+
+        def paused_taken():
+            entered.set()
+            resume.wait(WATCHDOG)
+            return []
+
+        holder = threading.Thread(target=driver.allocate, args=("net-1",),
+                                  kwargs={"scope": "r1",
+                                          "taken": paused_taken})
+        holder.start()
+        self.addCleanup(holder.join)
+        self.addCleanup(resume.set)
+        self.assertTrue(entered.wait(WATCHDOG))
+        # The paused allocation goes on once the fork has begun (the
+        # hooks registered last run first).
+        os.register_at_fork(before=resume.set)
+        pid = os.fork()
+        if pid == 0:  # the child: its parent's writer is mid-transaction
+            code = 1
+            try:
+                signal.alarm(WATCHDOG)
+                allocator.get_allocator(self.conf).allocate("fresh",
+                                                            scope="r2")
+                driver.allocate("inherited", scope="r3")
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+                code = 3
+            finally:
+                os._exit(code)
+        holder.join(WATCHDOG)
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(0, tests_base.exit_code(status))
+        self.assertEqual(["fresh", "inherited", "net-1"],
+                         sorted(a.owner for a in driver.list()))
