@@ -42,6 +42,7 @@ from murano_cidr.drivers.db import misconfigured
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr.drivers.db import timeouts
+from murano_cidr.drivers.db import watchdog
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -104,8 +105,8 @@ class Database(object):
                 % (self.safe_url, messages.one_line(e)))
         self.backend = parsed.get_backend_name()
         # Our bounded waits, then the URL's query and connection_parameters.
-        url = timeouts.merged_url(self.url, group.connection_parameters,
-                                  db_options.GROUP)
+        url, read_timeout = timeouts.client_wait(timeouts.merged_url(
+            self.url, group.connection_parameters, db_options.GROUP))
         self.max_retries = group.db_max_retries
         self.call_timeout = group.call_timeout
         self.connect_retries = group.max_retries
@@ -124,6 +125,8 @@ class Database(object):
         self._manager.append_on_engine_create(connection.sqlite_wal)
         self._manager.append_on_engine_create(connection.read_committed)
         self._manager.append_on_engine_create(connection.fewer_round_trips)
+        self._manager.append_on_engine_create(
+            lambda engine: watchdog.watch(engine, read_timeout))
 
     def _deadline(self):
         return time.monotonic() + self.call_timeout
@@ -172,7 +175,6 @@ class Database(object):
             connection.create_directory(self._directory)
             self._directory = None
         with self.translate_errors():
-            # Nothing connects here (see wait_for_connection).
             return self._manager.writer.get_engine()
 
     @contextlib.contextmanager

@@ -59,7 +59,9 @@ database_opts = [
                "every wait. Defaults for PostgreSQL (psycopg2): "
                "connect_timeout=5, keepalives=1, keepalives_idle=5, "
                "keepalives_interval=2, keepalives_count=3, "
-               "tcp_user_timeout=10000 (ms), options=-c "
+               "tcp_user_timeout=10000 (ms), read_timeout=25 (murano-cidr's "
+               "own: the longest wait for the server's answer, a stopped "
+               "server included; not given to libpq), options=-c "
                "statement_timeout=20000 -c "
                "idle_in_transaction_session_timeout=15000. For MySQL and "
                "MariaDB (PyMySQL): charset=utf8mb4, connect_timeout=5, "
@@ -114,8 +116,8 @@ database_opts = [
         help=_("How often the first connection of a process is tried "
                "when the database does not answer (oslo.db's option of the "
                "same name, with its default; unlike oslo.db's, -1 is not "
-               "accepted; 0 tries it once, as part of the first "
-               "operation). oslo.db logs each failed attempt. "
+               "accepted; 0 tries it once). The attempts are part of the "
+               "first operation, and none starts after its call_timeout. "
                "The murano-cidr commands default to "
                "%(retries)d attempts, %(interval)d s apart, so that an "
                "unreachable database fails them within seconds; set it "
@@ -136,8 +138,8 @@ database_opts = [
                "release, get, list, ...) is no longer retried: it then "
                "fails with a 'database unavailable' error once its current "
                "attempt ends, which the connection parameters bound. The "
-               "first operation of a process also waits for the first "
-               "connection (max_retries, retry_interval).")),
+               "first operation of a process also tries the first "
+               "connection again (max_retries, retry_interval) within it.")),
     cfg.IntOpt(
         "db_max_retries",
         default=20,

@@ -42,6 +42,11 @@ PG_CONNECT_TIMEOUT = 5
 PG_TCP_USER_TIMEOUT = 10000
 #: Server side: milliseconds a statement may run or wait for a lock.
 PG_STATEMENT_TIMEOUT = 20000
+#: Client side (murano-cidr's, not libpq's): seconds one wait for the
+#: server may last before the connection is cut, a server that is stuck
+#: included (see :mod:`~murano_cidr.drivers.db.watchdog`): above
+#: statement_timeout, so that the server's own answer comes first.
+PG_READ_TIMEOUT = 25
 #: Server side: milliseconds a transaction may wait for its client before
 #: the server ends it and frees its locks (a client cut off mid-call).
 PG_IDLE_IN_TRANSACTION_TIMEOUT = 15000
@@ -67,6 +72,7 @@ _POSTGRESQL = {
     "keepalives_interval": "2",
     "keepalives_count": "3",
     "tcp_user_timeout": str(PG_TCP_USER_TIMEOUT),
+    "read_timeout": str(PG_READ_TIMEOUT),
     "options": "-c statement_timeout=%d "
                "-c idle_in_transaction_session_timeout=%d"
                % (PG_STATEMENT_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT),
@@ -113,6 +119,25 @@ def defaults(url):
     if known is None:
         known = {"charset": _MYSQL["charset"]} if backend == "mysql" else {}
     return dict(known)
+
+
+def client_wait(url):
+    """Split murano-cidr's own ``read_timeout`` off a PostgreSQL URL.
+
+    libpq has no such parameter (it would refuse the connection); the
+    driver's watchdog applies it (:mod:`.watchdog`).
+
+    :param url: what :func:`merged_url` returned.
+    :returns: ``(url, seconds)``: the URL without it, and the seconds (None
+        for another database).
+    """
+    parsed = sa.engine.make_url(url)
+    if (parsed.get_backend_name() != "postgresql"
+            or "read_timeout" not in parsed.query):
+        return url, None
+    seconds = int(parsed.query["read_timeout"])
+    return (parsed.difference_update_query(["read_timeout"])
+            .render_as_string(hide_password=False), seconds)
 
 
 def _parameters(text, group):
@@ -182,18 +207,13 @@ def _check_charset(url, charset, group):
 
 
 def connection_failed(error):
-    """Tell whether an oslo.db error means no usable connection.
+    """Tell whether an error means no usable connection.
 
-    oslo.db reports a connection that could not be made, or was lost, as
-    :class:`oslo_db.exception.DBConnectionError`, except on PostgreSQL
-    with libpq 14 and later, whose "connection to server at ... failed"
-    it does not recognise (a plain :class:`oslo_db.exception.DBError`, or
-    SQLAlchemy's own error when no connection was made).
-    psycopg raises an ``OperationalError`` carrying an SQLSTATE for an
-    error of the server's SQL (a cancelled statement, a lock not
-    granted); one without an SQLSTATE means the connection could not be
-    made or was lost. Classified here, for this driver's calls only:
-    oslo.db's process-wide filters stay as they are.
+    oslo.db says so (``DBConnectionError``) except for libpq 14's
+    "connection to server at ... failed". psycopg's ``OperationalError``
+    without an SQLSTATE means the connection could not be made or was
+    lost (an error of the server's SQL has one). Classified here, for
+    this driver's calls only, not in oslo.db's process-wide filters.
 
     :param error: an exception (oslo.db's, SQLAlchemy's or another).
     :returns: True for a connection that could not be made or was lost.

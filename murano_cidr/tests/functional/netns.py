@@ -25,6 +25,8 @@ server's namespace only (never the machine's)::
     host.blackhole()     # every packet to the server is dropped
     host.heal()          # every fault removed
     host.loss(0.3)       # 30 % of the packets dropped, both ways
+    host.freeze()        # SIGSTOP to every process of the namespace
+    host.thaw()          # SIGCONT to them
 
 A client that must be cut off alone (one client partitioned while others
 go on) lives in a namespace of its own, joined to the server's by a second
@@ -327,6 +329,27 @@ class ServerHost(fixtures.Fixture):
                       "-j", "DROP")
         self.iptables("-A", "OUTPUT", "-o", client.server_interface,
                       "-j", "DROP")
+
+    def _signal_all(self, signum):
+        for pid in netns_plumbing.run("ip", "netns", "pids",
+                                      self.name).split():
+            try:
+                os.kill(int(pid), signum)
+            except OSError:
+                pass
+
+    def freeze(self):
+        """Stop every process of the server's namespace (SIGSTOP).
+
+        The kernel still accepts connections and acknowledges data, as
+        for a server whose disk hangs; nothing answers.
+        """
+        self._signal_all(signal.SIGSTOP)
+        self.addCleanup(self.thaw)
+
+    def thaw(self):
+        """Let the processes stopped by :meth:`freeze` go on (SIGCONT)."""
+        self._signal_all(signal.SIGCONT)
 
     def heal(self):
         """Remove every fault: the network works again."""

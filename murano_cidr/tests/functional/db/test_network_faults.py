@@ -76,6 +76,16 @@ MARIADB_FIRST_CALL_BOUND = DATABASE_SETTINGS["max_retries"] * (
 #: A call's documented bound: call_timeout + C + max(D, S).
 CALL_BOUND = DATABASE_SETTINGS["call_timeout"] + CONNECT_TIMEOUT + LONGEST_WAIT
 
+#: ``[cidr_allocator_database]`` of the frozen-server and first-call
+#: cells: max_retries and retry_interval at their defaults (10 attempts,
+#: 10 s apart), short waits (CI time).
+SHORT_SETTINGS = {"call_timeout": 2, "connection_parameters":
+                  "connect_timeout=2&read_timeout=3"}
+#: Their documented bound, for the first call as for any other:
+#: call_timeout + C + max(D, S), here D the client's read_timeout (the
+#: frozen server acknowledges everything, answers nothing).
+SHORT_BOUND = 2 + 2 + 3
+
 #: Run every cell, also those measured once by hand.
 ALL_FAULTS = os.environ.get("MURANO_CIDR_ALL_FAULTS") == "1"
 
@@ -280,6 +290,30 @@ class FaultTests(Clients):
         self.assert_unavailable(outcome)
         self.host.heal()
         self.assert_healed(client, self.first_call_bound + self.call_bound)
+        self.check_history()
+
+    def test_frozen_server_mid_call(self):
+        # Issue 24.3: the call lasted as long as the server was stopped.
+        client = self.client("c1", settings=SHORT_SETTINGS)
+        self.assert_ok(self.allocate(client, SHORT_BOUND))
+        self.host.freeze()
+        outcome = self.allocate(client, SHORT_BOUND)
+        self.measured("frozen server, a later call", outcome)
+        self.assert_unavailable(outcome)
+        self.host.thaw()
+        self.assert_healed(client, SHORT_BOUND)
+        self.check_history()
+
+    def test_frozen_server_first_call(self):
+        # Issue 24.2: the first call waited for max_retries × (C +
+        # retry_interval), 150 s at the defaults, whatever call_timeout.
+        self.host.freeze()
+        client = self.client("c1", settings=SHORT_SETTINGS)
+        outcome = self.allocate(client, SHORT_BOUND)
+        self.measured("frozen server, the first call", outcome)
+        self.assert_unavailable(outcome)
+        self.host.thaw()
+        self.assert_healed(client, SHORT_BOUND)
         self.check_history()
 
     def test_slow_link(self):
