@@ -224,19 +224,13 @@ def _yield_if_green(dbapi_connection, connection_record):
 def fewer_round_trips(engine):
     """Yield to other green threads at check-in only under eventlet.
 
-    oslo.db's ``thread_checkin``, which the driver turns off, yields to
-    the operating system's scheduler at every check-in in any process (a
-    millisecond on a busy host); here a connection checked in yields only
-    in a process eventlet has monkey-patched.
+    (oslo.db's ``thread_checkin`` yields to the OS scheduler anywhere.)
 
-    NOTE: oslo.db builds the engine with a ping at every checkout
-    (``pool_pre_ping``), SQLAlchemy's rollback of every connection checked
-    in, and no pool for an SQLite file (each transaction opens the file
-    again). Changing that would need the pool's private attributes
-    (``_creator``, ``_dispatch`` ...), so the driver does without: a ping
-    and, on MySQL, a ROLLBACK per transaction. What upstream would need:
-    ``pool_pre_ping``, ``pool_reset_on_return`` and the SQLite pool class
-    as settings of oslo.db's ``enginefacade.configure``.
+    NOTE: oslo.db's pool pings at checkout, rolls back at check-in and
+    gives an SQLite file no pool; changing that would need the pool's
+    private attributes, so the driver pays those round trips. Upstream
+    would need ``pool_pre_ping``, ``pool_reset_on_return`` and the SQLite
+    pool class as settings of ``enginefacade.configure``.
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """

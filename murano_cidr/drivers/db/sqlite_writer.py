@@ -12,39 +12,22 @@
 
 """The turns SQLite writers of one process take on the database file.
 
-SQLite lets one writer at a time in, and makes the others wait in its C
-library (up to the driver's busy timeout, 5 s) without releasing the
-interpreter to anything else. In an engine monkey-patched by eventlet,
-where the picks of parallel deployments are green threads of one process,
-that wait blocks every green thread, including the writer it waits for,
-until the timeout fails it with "database is locked". So on SQLite a write
-transaction first takes this process's lock of the database file
-(:func:`turn`): a semaphore of the ``threading`` module, which eventlet's
-monkey-patching makes green, kept in this module's own
-:class:`oslo_concurrency.lockutils.Semaphores` (never oslo.concurrency's
-process-wide ones). A green thread that waits for it yields to the others,
-and a transaction never meets another writer of its own process inside
-SQLite; only other processes' writers are left to SQLite's busy timeout.
-The lock is looked up on every transaction, so it is green even in a
-process that built its allocator before it was monkey-patched. (Running
-the transaction off the hub, in ``eventlet.tpool``, would not do: the
-transaction calls ``taken``, the engine's green Neutron read, which cannot
-run in a pool thread.)
+SQLite makes a second writer wait in its C library (busy timeout, 5 s)
+without releasing the interpreter: in an eventlet engine that blocks every
+green thread, the writer it waits for included. So a write transaction
+first takes this process's turn on the file (:func:`turn`): a
+``threading`` semaphore (green once eventlet patched the process: looked
+up per transaction) of this module's own
+:class:`oslo_concurrency.lockutils.Semaphores`, never oslo.concurrency's
+process-wide ones. Only other processes' writers are left to SQLite's busy
+timeout. (``eventlet.tpool`` would not do: ``taken`` is a green read.) The
+wait is bounded by ``call_timeout``: writers queued behind a hung
+transaction fail with ``DatabaseUnavailable``.
 
-A fork waits for this process's writers to finish their transaction
-(each for at most its ``call_timeout``), then the child starts with turns
-of its own (:func:`_before_fork`, :func:`_after_fork_in_child`). A child
-forked mid-transaction would inherit the turn held by a thread it does not
-have, and SQLite's own record of that thread's lock on the file: its
-writes would find the file locked for as long as it lives.
-
-The wait for the lock is bounded by ``call_timeout``: a transaction that
-hangs while holding it (a ``taken`` that never answers) fails the writers
-queued behind it with ``DatabaseUnavailable`` instead of keeping them for
-as long.
-
-Other databases need no turns: their writers wait for each other in the
-server, on a socket that eventlet makes green.
+A fork waits for this process's writers to finish (each at most its
+``call_timeout``), and the child gets turns of its own: forked
+mid-transaction, it would inherit a turn held by a thread it does not
+have, and SQLite's record of that thread's lock on the file.
 """
 
 import contextlib

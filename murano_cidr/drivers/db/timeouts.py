@@ -42,10 +42,8 @@ PG_CONNECT_TIMEOUT = 5
 PG_TCP_USER_TIMEOUT = 10000
 #: Server side: milliseconds a statement may run or wait for a lock.
 PG_STATEMENT_TIMEOUT = 20000
-#: Client side (murano-cidr's, not libpq's): seconds one wait for the
-#: server may last before the connection is cut, a server that is stuck
-#: included (see :mod:`~murano_cidr.drivers.db.watchdog`): above
-#: statement_timeout, so that the server's own answer comes first.
+#: Client side (murano-cidr's, :mod:`.watchdog`): seconds one wait for the
+#: server may last; above statement_timeout (its answer comes first).
 PG_READ_TIMEOUT = 25
 #: Server side: milliseconds a transaction may wait for its client before
 #: the server ends it and frees its locks (a client cut off mid-call).
@@ -123,9 +121,6 @@ def defaults(url):
 
 def client_wait(url):
     """Split murano-cidr's own ``read_timeout`` off a PostgreSQL URL.
-
-    libpq has no such parameter (it would refuse the connection); the
-    driver's watchdog applies it (:mod:`.watchdog`).
 
     :param url: what :func:`merged_url` returned.
     :returns: ``(url, seconds)``: the URL without it, and the seconds (None
@@ -222,9 +217,7 @@ def connection_failed(error):
         return True
     if isinstance(error, db_exc.DBError):
         error = error.inner_exception
-    # SQLAlchemy's error, wrapped by oslo.db or not (a connection that
-    # could not be made is not always wrapped).
-    inner = getattr(error, "orig", None)
+    inner = getattr(error, "orig", None)  # SQLAlchemy's, wrapped or not
     kind = type(inner)
     return (kind.__name__ == "OperationalError"
             and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")

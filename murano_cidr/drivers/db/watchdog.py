@@ -38,8 +38,6 @@ import sqlalchemy as sa
 
 
 def _threading():
-    # NOTE: eventlet is never imported here; a green watchdog could not
-    # run while psycopg2 blocks the process.
     eventlet = sys.modules.get("eventlet")
     if eventlet is not None and eventlet.patcher.is_monkey_patched("thread"):
         return eventlet.patcher.original("threading")
@@ -47,22 +45,15 @@ def _threading():
 
 
 def _cut(dbapi_connection):
-    """Shut the connection's socket down; libpq's wait then returns."""
     try:
-        duplicate = socket.socket(fileno=os.dup(dbapi_connection.fileno()))
+        with socket.socket(fileno=os.dup(dbapi_connection.fileno())) as dup:
+            dup.shutdown(socket.SHUT_RDWR)
     except Exception:  # closed meanwhile: nothing to cut
-        return
-    try:
-        duplicate.shutdown(socket.SHUT_RDWR)
-    except OSError:
         pass
-    finally:
-        duplicate.close()
 
 
 class Watchdog(object):
     """The connections being waited on, and the thread that cuts them."""
-
     def __init__(self):
         self._threading = _threading()
         self._changed = self._threading.Condition()
@@ -84,7 +75,6 @@ class Watchdog(object):
                 self._changed.notify()
 
     def disarm(self, dbapi_connection):
-        """Stop watching ``dbapi_connection``."""
         with self._changed:
             self._armed.pop(id(dbapi_connection), None)
 
@@ -96,11 +86,9 @@ class Watchdog(object):
                     if deadline <= now:
                         del self._armed[key]
                         _cut(conn)
-                if self._armed:
-                    self._changed.wait(min(
-                        d for d, _ in self._armed.values()) - now)
-                else:
-                    self._changed.wait()
+                soonest = min((d for d, _ in self._armed.values()),
+                              default=None)
+                self._changed.wait(None if soonest is None else soonest - now)
 
 
 _watchdog = Watchdog()
@@ -114,8 +102,7 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _dbapi(connection):
-    # SQLAlchemy 1.4.24 and later name it dbapi_connection.
+def _dbapi(connection):  # named dbapi_connection since SQLAlchemy 1.4.24
     fairy = connection.connection
     return getattr(fairy, "dbapi_connection", None) or fairy.connection
 
@@ -138,7 +125,6 @@ def watch(engine, seconds):
         if dbapi_connection is not None:
             _watchdog.disarm(dbapi_connection)
 
-    # A new connection's set-up (SQLAlchemy's first queries) first.
     sa.event.listen(engine, "first_connect", arm, insert=True)
     sa.event.listen(engine, "connect", arm, insert=True)
     for name in ("checkout", "reset"):
