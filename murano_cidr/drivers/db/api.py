@@ -22,6 +22,7 @@ which retry lost races, deadlocks and dropped connections with
 """
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -42,7 +43,6 @@ from murano_cidr.drivers.db import misconfigured
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr.drivers.db import timeouts
-from murano_cidr.drivers.db import watchdog
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -112,8 +112,7 @@ class Database(object):
         self.connect_retries = group.max_retries
         self.connect_interval = group.retry_interval
         self._schema_check = schema_check
-        self._synced = schema_check is None
-        self._connected = False
+        self._synced, self._connected = schema_check is None, False
         self._sync_lock = threading.Lock()
         self._manager = enginefacade.transaction_context()
         settings = connection.facade_settings(group, url)
@@ -125,8 +124,10 @@ class Database(object):
         self._manager.append_on_engine_create(connection.sqlite_wal)
         self._manager.append_on_engine_create(connection.read_committed)
         self._manager.append_on_engine_create(connection.fewer_round_trips)
-        self._manager.append_on_engine_create(
-            lambda engine: watchdog.watch(engine, read_timeout))
+        if read_timeout:  # PostgreSQL's only: imported for it alone
+            from murano_cidr.drivers.db import watchdog
+            self._manager.append_on_engine_create(functools.partial(
+                watchdog.watch, seconds=read_timeout))
 
     def _deadline(self):
         return time.monotonic() + self.call_timeout
@@ -273,8 +274,6 @@ class Database(object):
             with self.engine.connect():
                 pass
 
-        # NOTE: the checker, not the decorator, counts the attempts:
-        # oslo.db logs a traceback when its own count runs out.
         retrying = oslo_db_api.wrap_db_retry(
             max_retries=attempts, retry_interval=self.connect_interval,
             inc_retry_interval=False, exception_checker=retriable)
@@ -300,8 +299,7 @@ class Database(object):
         :param deadline: as for :meth:`wait_for_connection`.
         :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
             missing or older than this code.
-        :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
-            cannot be reached.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: if unreachable.
         """
         if self._synced:
             return

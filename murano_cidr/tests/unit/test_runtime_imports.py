@@ -60,8 +60,7 @@ DRIVER_MODULES = {
         "murano_cidr.drivers.db.revisions", "murano_cidr.drivers.db.search",
         "murano_cidr.drivers.db.sqlite_faults",
         "murano_cidr.drivers.db.sqlite_writer",
-        "murano_cidr.drivers.db.timeouts",
-        "murano_cidr.drivers.db.watchdog"}),
+        "murano_cidr.drivers.db.timeouts"}),
     "lock": frozenset({
         "murano_cidr.drivers.lock",
         "murano_cidr.drivers.lock.backend", "murano_cidr.drivers.lock.driver",
