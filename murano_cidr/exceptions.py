@@ -73,7 +73,12 @@ class PoolExhausted(MuranoCidrException):
 
     message = _("pool %(pool)s has no free /%(prefixlen)s for scope "
                 "%(scope)s (%(size)d subnets: %(allocated)d allocated, "
-                "%(taken)d taken)")
+                "%(taken)d taken)%(held_back)s")
+
+    def __init__(self, message=None, **kwargs):
+        # What a driver holds back, if it can tell ("; ..."); none else.
+        kwargs.setdefault("held_back", "")
+        super().__init__(message, **kwargs)
 
 
 class DriverNotFound(MuranoCidrException):

@@ -69,7 +69,8 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
                 reason="no IPv6 pool is configured; set [cidr_allocator] "
                 "ipv6_pool_cidrs")
 
-    def exhausted(self, pool, scope, free_map, allocated_map=None):
+    def exhausted(self, pool, scope, free_map, allocated_map=None,
+                  held_back=""):
         """Build the exhaustion error for a pool with nothing free.
 
         :param pool: the :class:`~murano_cidr.pool.Pool`.
@@ -78,6 +79,8 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             everything that blocks a candidate.
         :param allocated_map: a :class:`~murano_cidr.freemap.FreeMap` of the
             driver's own live allocations alone, if it keeps any.
+        :param held_back: what the driver holds back and how to reclaim it,
+            appended to the message (``"; ..."``), if it can tell.
         :returns: a :class:`~murano_cidr.exceptions.PoolExhausted`.
         """
         allocated = allocated_map.blocked if allocated_map else 0
@@ -85,7 +88,7 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             pool=str(pool), prefixlen=pool.prefixlen,
             scope=scope if scope is not None else "(none)",
             size=pool.size, allocated=allocated,
-            taken=free_map.blocked - allocated)
+            taken=free_map.blocked - allocated, held_back=held_back)
 
     @abc.abstractmethod
     def allocate(self, owner, scope=None, taken=(), ip_version=4):

@@ -13,42 +13,25 @@
 """The ``db`` driver: CIDRs pre-allocated in an SQL table.
 
 No two live allocations of a scope overlap, and an owner never holds two
-CIDRs, whatever the number of engines, hosts or pool settings: the
-database enforces it, not a check in Python.
+CIDRs, whatever the number of engines, hosts or pool settings, and
+whoever wrote the rows: the database decides, under the scope's row lock,
+never a check in Python or a process's memory.
 
-How an allocation is decided, in one transaction of two statements:
-
-1. the scope's row is updated, which locks it: allocations of one scope
-   queue behind each other, and everything read next is current (PostgreSQL
-   reads committed data; the driver sets READ COMMITTED on its MySQL
-   sessions). On Galera, where locks are per node, two such transactions
-   conflict at commit and one is retried;
-2. a candidate is drawn at random among those ``taken`` and the driver's
-   summary of the scope leave free (:mod:`murano_cidr.drivers.db.search`:
-   a hint of which to try, never a decision that one is free), and
-   inserted by an ``INSERT ... SELECT`` that inserts nothing if the owner
-   already holds a CIDR or any live or held row of the scope overlaps the
-   candidate, whoever wrote it (index lookups: the rows starting inside
-   it, and each possible start of a CIDR containing it;
-   :mod:`murano_cidr.drivers.db.placing`). The unique owner and the
-   unique (scope, IP version, first address) turn any race that slipped
-   through into a duplicate key.
-
-When nothing was inserted, one more statement reads whether the owner
-holds a CIDR (then it is returned: allocation is idempotent) and the
-rows around the candidate, and another candidate is drawn. The first
-allocation of a process in a scope also reads the scope's rows once, to
-build the summary.
-
-So overlapping CIDRs of different sizes (a /23 and a /24 during a rolling
-configuration change) are impossible too: both allocations hold the same
-scope row, and the database checks the overlap. No ``SELECT ... FOR
-UPDATE`` and no check-then-insert in Python alone.
+One allocation is one transaction, usually of two statements (the
+scope's lock, then an ``INSERT ... SELECT`` the database checks against
+every live and held row of the scope); its steps, top to bottom, are in
+:mod:`murano_cidr.drivers.db.allocating`, the SQL in
+:mod:`murano_cidr.drivers.db.statements`. PostgreSQL reads committed
+data; the driver sets READ COMMITTED on its MySQL sessions; on Galera,
+where locks are per node, two allocations of a scope conflict at commit
+and one is retried.
 
 A released allocation of a scope is held back, its range occupied, until
-its subnet was seen off the router and ``[cidr_allocator] release_grace``
-passed (:mod:`murano_cidr.drivers.db.releasing`): the full read of a
-scope's rows, under its lock, deletes those that qualify.
+an allocation in the scope (or ``murano-cidr reconcile``) sees its subnet
+off the router and ``[cidr_allocator] release_grace`` has passed; an
+allocation never confirmed is reclaimed the same way after
+``[cidr_allocator] reservation_timeout``. Both ages are measured with the
+database server's clock.
 
 Lost races, deadlocks and dropped connections are retried by
 ``oslo_db.api.wrap_db_retry`` (``[cidr_allocator_database] db_max_retries``
@@ -60,19 +43,18 @@ import datetime
 
 from oslo_log import log as logging
 
+from murano_cidr._i18n import _
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
 from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import db as db_package
+from murano_cidr.drivers.db import allocating
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers.db import placing
-from murano_cidr.drivers.db import queries
-from murano_cidr.drivers.db import releasing
 from murano_cidr.drivers.db import revisions
-from murano_cidr.drivers.db import search
-from murano_cidr import exceptions
+from murano_cidr.drivers.db import statements
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
@@ -96,15 +78,25 @@ class DbDriver(base.AllocatorDriver):
       IP version raises :class:`~murano_cidr.exceptions.OwnerConflict`.
     * Allocations without a scope are never checked against each other
       (``scope=None`` means overlaps are allowed); only ``taken`` applies.
+    * Any process may confirm or release what another allocated: every
+      record is the database's, keyed by owner. A process only keeps a
+      hint of which candidates to try, never what decides.
     * An allocation lives until :meth:`release`; ``confirm`` marks it
-      confirmed (a leaked, unconfirmed one can be pruned by its age).
+      confirmed. One never confirmed (its engine died before the subnet
+      reached the router) is reclaimed by an allocation in its scope once
+      ``[cidr_allocator] reservation_timeout`` (default 2 h) has passed,
+      if ``taken`` does not show it: an engine slower than that may find
+      its CIDR handed out again, and Neutron refuse its subnet.
     * A released CIDR of a scope is held back (:meth:`list_released`)
       until an allocation in the scope reads ``taken`` without it, after
-      ``[cidr_allocator] release_grace``; see
-      :mod:`~murano_cidr.drivers.db.releasing`.
-    * Every allocation of a scope locks that scope's row, so allocations in
-      one scope are serialised by the database, while different scopes
-      proceed in parallel. The driver's MySQL sessions use READ COMMITTED.
+      ``[cidr_allocator] release_grace``. A subnet the allocating engine
+      cannot see (another project's, on a shared router) is protected for
+      the grace period only.
+    * Every allocation and release of a scope locks that scope's row, so
+      they are serialised by the database, while different scopes proceed
+      in parallel: one busy router is one queue.
+    * Rows written by hand or by an older release are checked like any
+      other; ``release_scope`` deletes without looking at the router.
     * Owners and scopes are compared exactly (case and Unicode form
       matter) on every backend; leading or trailing white space is refused.
     """
@@ -126,9 +118,11 @@ class DbDriver(base.AllocatorDriver):
         super().__init__(conf)
         self.database = api.Database(conf,
                                      schema_check=revisions.check_schema)
-        self._summaries = search.Summaries()
-        self.release_grace = datetime.timedelta(
-            seconds=conf[opts.GROUP].release_grace)
+        self._hints = allocating.Hints()
+        #: ``(release_grace, reservation_timeout)``, in seconds.
+        self.ages = (conf[opts.GROUP].release_grace,
+                     conf[opts.GROUP].reservation_timeout)
+        self.release_grace = datetime.timedelta(seconds=self.ages[0])
 
     shared_store_option = ("[cidr_allocator_database] connection (a "
                            "MySQL/MariaDB or PostgreSQL database)")
@@ -166,12 +160,8 @@ class DbDriver(base.AllocatorDriver):
         if not callable(taken):
             # Read (and validated) once, before anything is written.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        # NOTE: before a callable taken is read: a released row is freed
-        # only by a read of taken made a grace period after its release
-        # (the model check, tools/model/cidr.pml, found the hole otherwise).
-        cutoff = queries.utcnow() - self.release_grace
         cidr, new = self.database.write(
-            self._allocate, owner, scope, pool, taken, taken_set, cutoff)
+            self._allocate, owner, scope, pool, taken, taken_set)
         if new:
             LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
         else:
@@ -179,73 +169,74 @@ class DbDriver(base.AllocatorDriver):
                       scope)
         return cidr
 
-    def _allocate(self, conn, owner, scope, pool, taken, taken_set, cutoff):
-        """One attempt, in one transaction; returns ``(cidr, new)``."""
-        if scope is not None:
-            queries.lock_scope(conn, scope)
-        if taken_set is None:
-            # A callable is read on every attempt once the scope is ours,
-            # at the moment the driver decides.
-            taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        taken_map = pool.free_map(taken_set)
-        if scope is None:
-            cidr = placing.insert_unscoped(conn, owner, pool, taken_map)
-        else:
-            cidr = placing.insert_in_scope(
-                conn, self._summaries, owner, scope, pool, taken_set,
-                taken_map, cutoff)
-        return self._placed(conn, owner, scope, pool, taken_set, cidr)
-
-    def _placed(self, conn, owner, scope, pool, taken_set, cidr):
-        """``(cidr, True)`` for a new CIDR, else the owner's or an error."""
-        if cidr is not None:
-            return cidr, True
-        row = queries.get(conn, owner)
-        if row is not None:
-            return self._held(row, owner, scope, pool.version), False
-        raise self._exhausted(conn, pool, scope, taken_set)
-
-    def _held(self, row, owner, scope, ip_version):
-        if row.scope != scope or row.ip_version != ip_version:
-            raise exceptions.OwnerConflict(
-                owner=owner, cidr=row.cidr,
-                scope=row.scope if row.scope is not None else "(none)")
-        return row.cidr
+    def _allocate(self, conn, owner, scope, pool, taken, taken_set):
+        """One attempt, one transaction: :func:`.allocating.allocate`."""
+        cidr, new, taken_set = allocating.allocate(
+            conn, self._hints, owner, scope, pool, taken, taken_set,
+            self.ages)
+        if cidr is None:
+            raise self._exhausted(conn, pool, scope, taken_set)
+        return cidr, new
 
     def _exhausted(self, conn, pool, scope, taken_set):
+        """The PoolExhausted of a scope, with what it holds back."""
         if scope is None:
-            held = taken_mod.TakenSet(pool.version)
-        else:
-            held = placing.held_in_pool(conn, pool, scope)
-        return self.exhausted(pool, scope,
-                              pool.free_map(taken_set.union(held)),
-                              pool.free_map(held))
+            return self.exhausted(pool, scope, pool.free_map(taken_set))
+        held = allocating.held_in_pool(conn, pool, scope)
+        back = statements.hold_back(conn, scope, pool.version, *self.ages)
+        return self.exhausted(
+            pool, scope, pool.free_map(taken_set.union(held)),
+            pool.free_map(held), held_back=self._held_back(back))
+
+    def _held_back(self, back):
+        """Say what ``back`` (:func:`.statements.hold_back`) holds back."""
+        grace, timeout = self.ages
+        text = _("; %d live") % back.live
+        if back.released:
+            text += _(", %(n)d released and held back (%(g)d within "
+                      "release_grace = %(grace)d s, %(r)d past it whose "
+                      "subnet the last allocation saw on the router)") % {
+                "n": back.released, "g": back.in_grace, "grace": grace,
+                "r": back.released - back.in_grace}
+        if back.first_release is not None:
+            text += _("; the first held back frees at %s UTC unless its "
+                      "subnet is on the router") % _after(
+                          back.first_release, grace)
+        if back.unconfirmed:
+            text += _("; %(n)d live ones unconfirmed, reclaimed once "
+                      "reservation_timeout = %(timeout)d s has passed unless "
+                      "their subnet is on the router, the first at %(at)s "
+                      "UTC") % {"n": back.unconfirmed, "timeout": timeout,
+                                "at": _after(back.first_reservation,
+                                             timeout)}
+        return text + _("; 'murano-cidr --config-file <file> reconcile' "
+                        "releases what deleted environments left behind")
 
     # -- confirm, release, get, list -----------------------------------------
 
     def confirm(self, owner):
         owner = allocation_mod.validate_owner(owner)
-        if not self.database.write(queries.confirm, owner):
+        if not self.database.write(statements.confirm, owner):
             LOG.warning("Asked to confirm the allocation of owner %s, which "
                         "holds none", owner)
 
     def release(self, owner):
         """Release ``owner`` at once, its CIDR held back (see the class)."""
         owner = allocation_mod.validate_owner(owner)
-        released = self.database.write(releasing.release, owner)
+        released = self.database.write(statements.release, owner)
         if released:
             LOG.info("Released the allocation of owner %s", owner)
         return released
 
     def list_released(self, scope=None):
         scope = allocation_mod.validate_scope(scope)
-        rows = self.database.read(releasing.list_released, scope)
+        rows = self.database.read(statements.list_released, scope)
         rows = sorted(rows, key=lambda r: (r.scope, r.ip_version,
                                            r.range_first))
-        return [releasing.to_allocation(r) for r in rows]
+        return [models.to_allocation(r) for r in rows]
 
     def free_released(self, held):
-        freed = self.database.write(releasing.free, held)
+        freed = self.database.write(statements.free, held)
         if freed:
             LOG.info("Freed the released %s of scope %s (owner %s)",
                      held.cidr, held.scope, held.owner)
@@ -253,16 +244,16 @@ class DbDriver(base.AllocatorDriver):
 
     def get(self, owner):
         owner = allocation_mod.validate_owner(owner)
-        row = self.database.read(queries.get, owner)
-        return queries.to_allocation(row) if row is not None else None
+        row = self.database.read(statements.get, owner)
+        return models.to_allocation(row) if row is not None else None
 
     def list(self, scope=None):
         scope = allocation_mod.validate_scope(scope)
-        rows = self.database.read(queries.list_rows, scope)
+        rows = self.database.read(statements.list_rows, scope)
         rows = sorted(rows, key=lambda r: (r.scope is not None,
                                            r.scope or "", r.ip_version,
                                            r.range_first))
-        return [queries.to_allocation(r) for r in rows]
+        return [models.to_allocation(r) for r in rows]
 
     def usage(self, scope=None, ip_version=4, taken=()):
         """Count what a scope uses of the pool, reading only its rows.
@@ -274,9 +265,10 @@ class DbDriver(base.AllocatorDriver):
         taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
 
         def read(conn):
-            return (queries.count(conn, scope, pool.version),
-                    placing.held_in_pool(conn, pool, scope),
-                    releasing.count_released(conn, scope, pool.version))
+            back = statements.hold_back(conn, scope, pool.version,
+                                        *self.ages)
+            return (back.live, allocating.held_in_pool(conn, pool, scope),
+                    back.released)
 
         allocations, held, released = self.database.read(read)
         return self.usage_result(pool, scope, allocations, held, taken_set,
@@ -290,8 +282,8 @@ class DbDriver(base.AllocatorDriver):
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.release_scope`.
         """
         scope = allocation_mod.validate_scope(scope)
-        released = self.database.write(queries.delete_scope, scope)
-        self._summaries.forget(scope)
+        released = self.database.write(statements.delete_scope, scope)
+        self._hints.forget(scope)
         LOG.info("Released %d allocations of scope %s", released, scope)
         return released
 
@@ -313,3 +305,9 @@ class DbDriver(base.AllocatorDriver):
 
     def close(self):
         self.database.close()
+
+
+def _after(moment, seconds):
+    """``moment`` (naive UTC) plus ``seconds``, to the second, as text."""
+    return (moment + datetime.timedelta(seconds=seconds)).strftime(
+        "%Y-%m-%d %H:%M:%S")

@@ -25,7 +25,8 @@ import netaddr
 from oslo_db import exception as db_exc
 
 from murano_cidr import allocation as allocation_mod
-from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import models
+from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr import taken as taken_mod
@@ -65,7 +66,7 @@ def import_allocations(database, allocations):
             cidr=item["cidr"], owner=item["owner"], scope=item["scope"],
             other_cidr=other["cidr"], other_owner=other["owner"])
     recorded = database.write(_record, items)
-    return [queries.to_allocation(_Row(values)) for values in recorded]
+    return [models.to_allocation(_Row(values)) for values in recorded]
 
 
 def _item(allocation):
@@ -83,12 +84,12 @@ def _item(allocation):
             name="cidr", value=allocation.cidr,
             reason="is not an IPv%d network" % ip_version)
     network = network.cidr
-    created_at = getattr(allocation, "created_at", None)
-    if created_at is None:
-        created_at = queries.utcnow()
-    else:
-        created_at = _naive_utc(created_at)
-    return queries.row_values(
+    # NOTE: the importing host's clock, for a time the batch did not give:
+    # an import is confirmed unless it says otherwise, and only an
+    # unconfirmed row's age is compared (reservation_timeout).
+    created_at = _naive_utc(getattr(allocation, "created_at", None) or
+                            datetime.datetime.now(datetime.timezone.utc))
+    return statements.row_values(
         owner, scope, ip_version, network,
         bool(getattr(allocation, "confirmed", True)), created_at)
 
@@ -98,8 +99,8 @@ def _record(conn, items):
     # read after them.
     for scope in sorted({item["scope"] for item in items
                          if item["scope"] is not None}):
-        queries.lock_scope(conn, scope)
-    existing = queries.get_many(conn, [item["owner"] for item in items])
+        statements.lock_scope(conn, scope)
+    existing = statements.get_many(conn, [item["owner"] for item in items])
     new = []
     for item in items:
         row = existing.get(item["owner"])
@@ -113,17 +114,16 @@ def _record(conn, items):
         if item["scope"] is None:
             continue
         network = netaddr.IPNetwork(item["cidr"])
-        for row in queries.held_between(conn, item["scope"],
-                                        item["ip_version"],
-                                        network.first, network.last,
-                                        detail=True):
+        for row in statements.read_window(conn, item["scope"],
+                                          item["ip_version"], network.first,
+                                          network.last)[0]:
             raise exceptions.AllocationConflict(
                 cidr=item["cidr"], owner=item["owner"],
                 scope=item["scope"], other_cidr=row.cidr,
                 other_owner=row.owner or "(released, its subnet may "
                 "still be on the router)")
     try:
-        queries.insert(conn, new)
+        statements.insert(conn, new)
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
         raise exceptions.InvalidArgument(
             name="allocations", value="(%d new)" % len(new),
@@ -138,7 +138,7 @@ def _record(conn, items):
         # 3,686 rows (doc/source/benchmarks.rst). Allowed in a
         # transaction; a user that may not analyze the table gets a
         # warning, not an error.
-        conn.exec_driver_sql("ANALYZE " + queries.ALLOCATIONS.name)
+        conn.exec_driver_sql("ANALYZE " + statements.ALLOCATIONS.name)
     return new
 
 

@@ -17,14 +17,23 @@ another service. On MySQL/MariaDB the tables use the binary ``utf8mb4_bin``
 collation: owners and scopes are compared exactly, as they are on
 PostgreSQL and SQLite (``Net-1`` and ``net-1`` are two owners).
 
+Times are the database server's (:class:`utc_now`), so that every engine
+compares them with one clock.
+
 Addresses are stored as fixed-width, zero-padded, lower-case hexadecimal
 strings (32 digits, for IPv4 and IPv6 alike), so that ordering the strings
 orders the addresses on every backend and an overlap query is an index
 range scan.
 """
 
+import datetime
+
 import sqlalchemy as sa
+from sqlalchemy.ext import compiler
 from sqlalchemy import orm
+from sqlalchemy.sql import expression
+
+from murano_cidr import allocation
 
 #: The width of an owner or scope column; see
 #: :data:`murano_cidr.allocation.MAX_ID_LENGTH`.
@@ -82,7 +91,7 @@ class Allocation(BASE):
     ``released_owner`` keeps who it was. It is deleted once its CIDR is
     absent from an allocation's read of ``taken`` in its scope and
     ``[cidr_allocator] release_grace`` has passed, or by ``reconcile``
-    (see :mod:`murano_cidr.drivers.db.releasing`).
+    (see :mod:`murano_cidr.drivers.db.allocating`).
     """
 
     __tablename__ = "murano_cidr_allocations"
@@ -105,3 +114,75 @@ class Allocation(BASE):
     created_at = sa.Column(sa.DateTime, nullable=False)
     released_at = sa.Column(sa.DateTime, nullable=True)
     released_owner = sa.Column(sa.String(ID_LENGTH), nullable=True)
+
+
+class utc_now(expression.FunctionElement):
+    """The database server's time, naive UTC, whole seconds, less N seconds.
+
+    ``utc_now()`` is now; ``utc_now(seconds)`` that many seconds earlier
+    (an integer or a bound parameter).
+    """
+
+    type = sa.DateTime()
+    inherit_cache = True
+    name = "utc_now"
+
+
+def _seconds(element, compiler_, **kw):
+    clauses = list(element.clauses)
+    return compiler_.process(clauses[0], **kw) if clauses else None
+
+
+@compiler.compiles(utc_now, "sqlite")
+def _utc_now_sqlite(element, compiler_, **kw):
+    # NOTE: the text SQLAlchemy writes for a DateTime, so that rows written
+    # by either compare as strings.
+    seconds = _seconds(element, compiler_, **kw)
+    shift = "" if seconds is None else ", '-' || (%s) || ' seconds'" % seconds
+    return "strftime('%%Y-%%m-%%d %%H:%%M:%%S.000000', 'now'%s)" % shift
+
+
+@compiler.compiles(utc_now, "mysql")
+def _utc_now_mysql(element, compiler_, **kw):
+    seconds = _seconds(element, compiler_, **kw)
+    if seconds is None:
+        return "UTC_TIMESTAMP()"
+    return "(UTC_TIMESTAMP() - INTERVAL (%s) SECOND)" % seconds
+
+
+@compiler.compiles(utc_now, "postgresql")
+def _utc_now_postgresql(element, compiler_, **kw):
+    # NOTE: the statement's time, not now(), the transaction's start: a
+    # release that waited for the scope's lock records when it happened.
+    now = "date_trunc('second', statement_timestamp() AT TIME ZONE 'UTC')"
+    seconds = _seconds(element, compiler_, **kw)
+    if seconds is None:
+        return now
+    return "(%s - (%s) * interval '1 second')" % (now, seconds)
+
+
+def _utc(moment):
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment
+
+
+def naive_utc(moment):
+    """Return ``moment`` as naive UTC, as the tables keep it."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(
+            tzinfo=None)
+    return moment
+
+
+def to_allocation(row):
+    """Turn a row into a :class:`~murano_cidr.allocation.Allocation`.
+
+    A released row (with ``released_at``) gives its former owner.
+    """
+    released_at = _utc(getattr(row, "released_at", None))
+    return allocation.Allocation(
+        owner=row.released_owner if released_at else row.owner,
+        cidr=row.cidr, scope=row.scope, ip_version=row.ip_version,
+        confirmed=bool(row.confirmed), created_at=_utc(row.created_at),
+        released_at=released_at)

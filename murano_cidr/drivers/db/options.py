@@ -157,6 +157,10 @@ database_opts = [
 #: delete an environment's stack after Murano released its network.
 DEFAULT_RELEASE_GRACE = 3600
 
+#: The default of ``reservation_timeout``: two hours, twice Heat's default
+#: stack timeout.
+DEFAULT_RESERVATION_TIMEOUT = 7200
+
 release_opts = [
     cfg.IntOpt(
         "release_grace",
@@ -174,12 +178,25 @@ release_opts = [
                "as the allocating engine sees it there, and one the engine "
                "cannot see (another project's, on a shared router) for at "
                "least this long. Make it longer than Heat takes to delete a "
-               "stack. 0 frees a released CIDR at the first allocation that "
-               "does not see its subnet and started a second or more after "
-               "the release. The release time is the releasing engine's "
-               "clock and the allocation compares it with its own: the hold "
-               "is correct while the clock skew between engine hosts stays "
-               "below this value (keep them synchronised).")),
+               "stack. 0 frees a released CIDR at the first allocation "
+               "after the release that does not see its subnet. Times are "
+               "the database server's clock, not the engines'.")),
+    cfg.IntOpt(
+        "reservation_timeout",
+        default=DEFAULT_RESERVATION_TIMEOUT,
+        min=60,
+        help=_("Seconds after which a 'db' allocation that was never "
+               "confirmed (its engine died between picking the CIDR and "
+               "creating the subnet) may be reclaimed by a later allocation "
+               "in its scope (router), and only if the router's subnets, "
+               "read by that allocation while the scope is locked, show "
+               "nothing overlapping it. An engine confirms an allocation "
+               "once Heat has created the subnet, so this must be longer "
+               "than any stack create, with its retries and timeouts (Heat's "
+               "own stack timeout defaults to an hour): a slower engine "
+               "that confirms after its reservation was reclaimed may see "
+               "Neutron refuse its subnet. Times are the database server's "
+               "clock.")),
 ]
 
 

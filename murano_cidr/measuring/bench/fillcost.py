@@ -51,7 +51,7 @@ from murano_cidr import allocation
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr.drivers import capabilities
-from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import statements as db_statements
 from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import counting
 from murano_cidr.measuring.bench import neighbour as neighbour_mod
@@ -102,7 +102,7 @@ def used_indices(layout, size, count, rng):
 def _counting_rows():
     """Count the rows the db driver's read queries return."""
     rows = [0]
-    real_window, real_get = queries.read_window, queries.get
+    real_window, real_get = db_statements.read_window, db_statements.get
 
     def read_window(*args, **kwargs):
         result = real_window(*args, **kwargs)
@@ -114,12 +114,11 @@ def _counting_rows():
         rows[0] += row is not None
         return row
 
-    # NOTE: held_between reads through read_window: counted once.
-    queries.read_window, queries.get = read_window, get
+    db_statements.read_window, db_statements.get = read_window, get
     try:
         yield rows
     finally:
-        queries.read_window, queries.get = real_window, real_get
+        db_statements.read_window, db_statements.get = real_window, real_get
 
 
 def _free(driver, scope, owners):

@@ -30,7 +30,6 @@ Before the clean-ups the leaked rows make an empty router's pool look full;
 after them no row is left, and the whole pool deploys on each router.
 """
 
-import datetime
 import json
 import os
 import subprocess
@@ -42,13 +41,11 @@ import sqlalchemy as sa
 import testscenarios
 
 from murano_cidr.drivers.db import models
-from murano_cidr.drivers.db import queries
 from murano_cidr import exceptions
 from murano_cidr.integration import murano as adapter
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_db as murano_tables
 from murano_cidr.tests import murano_engines
-from murano_cidr.tests import release_window
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
@@ -127,12 +124,7 @@ class TestMuranoLifecycle(base.TestCase):
         with self.murano_db.engine.begin() as connection:
             murano_tables.create(connection)
         # NOTE: no grace period: the model's stacks go at once, so a
-        # released CIDR is free once its subnet has left the router, to an
-        # allocation that starts a second after the release (the engines'
-        # clock moves on a second at each release; it starts a day ago so
-        # that the commands, on the real clock, see every release past).
-        self.clock = self.useFixture(release_window.Clock(
-            queries.utcnow() - datetime.timedelta(days=1)))
+        # released CIDR is free once its subnet has left the router.
         self.config(driver="db", pool_cidrs=[POOL], subnet_prefixlen=24,
                     max_environments=POOL_SIZE, release_grace=0)
         self.neutron = ModelNeutron()
@@ -187,7 +179,6 @@ class TestMuranoLifecycle(base.TestCase):
             if release:
                 # NeutronNetwork.destroy, before CloudRegion.destroy.
                 self.assertTrue(self.engine.release_cidr(net_id))
-                self.clock.later(1)
             self.neutron.unplug(net_id)   # CloudRegion.destroy
             with self.murano_db.engine.begin() as connection:
                 murano_tables.remove_environment(connection, env_id)
@@ -267,11 +258,6 @@ class TestMuranoLifecycle(base.TestCase):
         self.assertIn("released %d," % len(by_prune),
                       self.cli("prune", *args, "--apply"))
         self.assertEqual(len(live), self.rows())
-
-        # prune released on the real clock: the engines' clock catches up,
-        # a second past those releases.
-        self.clock.now = datetime.datetime.now(datetime.timezone.utc).replace(
-            tzinfo=None, microsecond=0) + datetime.timedelta(seconds=1)
 
         # The operator deletes the abandoned stacks; the live environments
         # are deleted through the release path.

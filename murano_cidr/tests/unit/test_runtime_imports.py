@@ -51,13 +51,13 @@ CORE = frozenset({
 DRIVER_MODULES = {
     "db": frozenset({
         "murano_cidr.messages", "murano_cidr.drivers.db",
+        "murano_cidr.drivers.db.allocating",
         "murano_cidr.drivers.db.api", "murano_cidr.drivers.db.connection",
         "murano_cidr.drivers.db.driver",
         "murano_cidr.drivers.db.models", "murano_cidr.drivers.db.options",
-        "murano_cidr.drivers.db.placing", "murano_cidr.drivers.db.queries",
         "murano_cidr.drivers.db.misconfigured",
-        "murano_cidr.drivers.db.releasing",
-        "murano_cidr.drivers.db.revisions", "murano_cidr.drivers.db.search",
+        "murano_cidr.drivers.db.revisions",
+        "murano_cidr.drivers.db.statements",
         "murano_cidr.drivers.db.sqlite_faults",
         "murano_cidr.drivers.db.sqlite_writer",
         "murano_cidr.drivers.db.timeouts"}),

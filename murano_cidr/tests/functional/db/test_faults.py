@@ -16,7 +16,7 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
-from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
 
@@ -39,8 +39,8 @@ class FaultTests(object):
         self.kills += 1
 
     def kill_after(self, name, times):
-        """Kill the connection right after ``queries.<name>``, ``times``."""
-        real = getattr(queries, name)
+        """Kill the connection right after ``statements.<name>``, ``times``."""
+        real = getattr(statements, name)
 
         def wrapper(conn, *args, **kwargs):
             result = real(conn, *args, **kwargs)
@@ -49,12 +49,12 @@ class FaultTests(object):
             return result
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries." + name, wrapper))
+            "murano_cidr.drivers.db.statements." + name, wrapper))
 
     def rows(self):
         with self.engine.connect() as conn:
-            return conn.execute(sa.select(queries.ALLOCATIONS.c.owner,
-                                          queries.ALLOCATIONS.c.cidr)
+            return conn.execute(sa.select(statements.ALLOCATIONS.c.owner,
+                                          statements.ALLOCATIONS.c.cidr)
                                 ).fetchall()
 
     def test_killed_after_the_insert_is_retried(self):

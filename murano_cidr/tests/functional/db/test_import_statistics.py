@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers.db import importing
-from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import statements
 from murano_cidr.tests.functional.db import base
 
 _RELTUPLES = sa.text("SELECT reltuples FROM pg_class WHERE relname = :name")
@@ -42,7 +42,7 @@ class TestPostgresql(base.PostgresqlBackend, base.DbTestCase):
     def _reltuples(self):
         with self.engine.connect() as conn:
             return conn.execute(_RELTUPLES,
-                                {"name": queries.ALLOCATIONS.name}).scalar()
+                                {"name": statements.ALLOCATIONS.name}).scalar()
 
     def test_a_bulk_import_refreshes_the_statistics(self):
         self.sync()

@@ -14,7 +14,7 @@
 
 import fixtures
 
-from murano_cidr.drivers.db import queries
+from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
 from murano_cidr.integration import neutron
@@ -127,7 +127,7 @@ class TestReadingUnderTheDbDriversRowLock(base.TestCase):
         self.addCleanup(self.adapter.close)
         self.locked = False
         self.at_lock = []
-        lock_scope = queries.lock_scope
+        lock_scope = statements.lock_scope
 
         def locking(conn, scope):
             for change in self.at_lock:
@@ -145,7 +145,7 @@ class TestReadingUnderTheDbDriversRowLock(base.TestCase):
                 self.locked = False
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.lock_scope", locking))
+            "murano_cidr.drivers.db.statements.lock_scope", locking))
         self.adapter.driver.database.write = writing
 
     def client(self, *subnets):

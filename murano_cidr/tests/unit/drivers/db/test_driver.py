@@ -29,15 +29,14 @@ import sqlalchemy as sa
 from murano_cidr import allocation as allocation_mod
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
+from murano_cidr.drivers.db import allocating
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as cidr_db_options
-from murano_cidr.drivers.db import queries
-from murano_cidr.drivers.db import search
+from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import counting
 from murano_cidr import opts
-from murano_cidr.tests import release_window
 from murano_cidr.tests import round_trips
 from murano_cidr.tests.unit.drivers.db import base
 
@@ -55,12 +54,13 @@ class TestAllocate(base.DbTestCase):
 
     def rows(self):
         with self.driver.database.engine.connect() as conn:
-            return conn.execute(sa.select(queries.ALLOCATIONS)).fetchall()
+            return conn.execute(sa.select(statements.ALLOCATIONS)).fetchall()
 
     def generation(self, scope):
         with self.driver.database.engine.connect() as conn:
-            return conn.execute(sa.select(queries.SCOPES.c.generation).where(
-                queries.SCOPES.c.scope == scope)).scalar()
+            scopes = statements.SCOPES
+            return conn.execute(sa.select(scopes.c.generation).where(
+                scopes.c.scope == scope)).scalar()
 
     def test_capabilities(self):
         self.assertTrue(self.driver.has(caps.Capability.KEEPS_STATE))
@@ -141,7 +141,7 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = queries.insert_if_free
+        real = statements.insert_if_free
 
         def deadlock_once(conn, *args, **kwargs):
             if len(calls) == 1:
@@ -153,7 +153,7 @@ class TestAllocate(base.DbTestCase):
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert_if_free",
+            "murano_cidr.drivers.db.statements.insert_if_free",
             deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
@@ -163,14 +163,14 @@ class TestAllocate(base.DbTestCase):
     def test_deadlocks_give_up_with_a_clear_error_and_no_row(self):
         self.db_config(db_max_retries=2)
         driver = self.make_driver()
-        real = queries.lock_scope
+        real = statements.lock_scope
 
         def deadlock(conn, scope):
             real(conn, scope)
             raise db_exc.DBDeadlock()
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.lock_scope", deadlock))
+            "murano_cidr.drivers.db.statements.lock_scope", deadlock))
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               driver.allocate, "net-1", scope="r")
         self.assertIn("after 2 retries", str(e))
@@ -178,7 +178,7 @@ class TestAllocate(base.DbTestCase):
         self.assertIsNone(self.generation("r"))
 
     def test_duplicate_keys_are_retried(self):
-        real = queries.insert_if_free
+        real = statements.insert_if_free
         calls = []
 
         def duplicate_once(conn, values):
@@ -188,7 +188,7 @@ class TestAllocate(base.DbTestCase):
             return real(conn, values)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.queries.insert_if_free",
+            "murano_cidr.drivers.db.statements.insert_if_free",
             duplicate_once))
         self.driver.allocate("net-1", scope="r")
         self.assertEqual(2, len(calls))
@@ -239,18 +239,29 @@ class TestAllocate(base.DbTestCase):
     def spy_reads(self):
         """Count the rows each read of the driver returns, by query."""
         seen = []
-        for name in ("read_window", "held_between", "get"):
-            real = getattr(queries, name)
+        full = []
+        for module, name in ((statements, "read_window"),
+                             (statements, "get"),
+                             (allocating, "read_scope")):
+            real = getattr(module, name)
 
             def spy(*args, _real=real, _name=name, **kwargs):
+                if _name == "read_scope":
+                    full.append(1)
+                    try:
+                        seen.append((_name, 1))
+                        return _real(*args, **kwargs)
+                    finally:
+                        full.pop()
                 result = _real(*args, **kwargs)
-                rows = result[0] if _name == "read_window" else result
-                seen.append((_name, 0 if rows is None else
-                             1 if _name == "get" else len(rows)))
+                if not full:
+                    rows = result[0] if _name == "read_window" else result
+                    seen.append((_name, 0 if rows is None else
+                                 1 if _name == "get" else len(rows)))
                 return result
 
             self.useFixture(fixtures.MonkeyPatch(
-                "murano_cidr.drivers.db.queries." + name, spy))
+                "%s.%s" % (module.__name__, name), spy))
         return seen
 
     def fill(self, driver, scope, indices):
@@ -277,7 +288,7 @@ class TestAllocate(base.DbTestCase):
                                  + round_trips.ALLOCATE["sqlite"],
                                  [s for s in counter.statements
                                   if s != "BEGIN"])
-        # One engine: its summary is exact, nothing is read.
+        # One engine: its hint is exact, nothing is read.
         self.assertEqual([], seen)
         usage = driver.usage("packed")
         self.assertEqual(size * 9 // 10 + 21, usage["allocated"])
@@ -295,13 +306,11 @@ class TestAllocate(base.DbTestCase):
                 cidrs.append(mine.allocate("mine-%d" % i, scope="r"))
             except exceptions.PoolExhausted:
                 break
-            full = [r for n, r in seen if n == "held_between"]
-            # held_between reads through read_window too.
-            windows = [r for n, r in seen if n == "read_window"
-                       and r not in full]
-            self.assertLessEqual(len(windows), search.MAX_MISSES, seen)
+            full = [r for n, r in seen if n == "read_scope"]
+            windows = [r for n, r in seen if n == "read_window"]
+            self.assertLessEqual(len(windows), allocating.MAX_MISSES, seen)
             self.assertLessEqual(len(full), 1)
-            self.assertLessEqual(max(windows or [0]), search.WINDOW)
+            self.assertLessEqual(max(windows or [0]), allocating.WINDOW)
         # Every candidate but the warm-up's, none twice: nothing missed.
         self.assertEqual(255, len(set(cidrs)))
         self.assertRaises(exceptions.PoolExhausted, mine.allocate, "late",
@@ -310,14 +319,12 @@ class TestAllocate(base.DbTestCase):
     def test_a_cidr_freed_by_another_engine_is_found(self):
         # No grace period: a released CIDR off the router is free to an
         # allocation that starts a second after the release.
-        clock = self.useFixture(release_window.Clock())
         mine = self.make_driver(release_grace=0)
         other = self.make_driver(release_grace=0)
         held = [mine.allocate("net-%d" % i, scope="r") for i in range(4)]
         self.assertRaises(exceptions.PoolExhausted, mine.allocate, "net-4",
                           scope="r")
         other.release("net-2")
-        clock.later(1)
         # The summary still says full; the scope is read again, and the
         # CIDR released elsewhere is found.
         self.assertEqual(held[2], mine.allocate("net-4", scope="r"))

@@ -18,7 +18,7 @@ import random
 import netaddr
 import testtools
 
-from murano_cidr.drivers.db import search
+from murano_cidr.drivers.db import allocating
 from murano_cidr import freemap
 from murano_cidr import pool as pool_mod
 from murano_cidr import taken as taken_mod
@@ -37,8 +37,8 @@ class TestPick(testtools.TestCase):
             blocked.discard(free, free)
             taken_map = freemap.FreeMap(size, [])
             for _ in range(20):
-                self.assertEqual(free, search.pick(taken_map, blocked,
-                                                   self.rng))
+                self.assertEqual(free, allocating.pick(taken_map, blocked,
+                                                       self.rng))
 
     def test_needs_both_maps_free(self):
         # Even candidates taken, odd ones blocked, but for one of each.
@@ -49,29 +49,29 @@ class TestPick(testtools.TestCase):
         for i in range(1, size, 2):
             blocked.add(i, i)
         blocked.add(100, 100)
-        self.assertIsNone(search.pick(taken_map, blocked, self.rng))
+        self.assertIsNone(allocating.pick(taken_map, blocked, self.rng))
         blocked.discard(100, 100)
-        self.assertEqual(100, search.pick(taken_map, blocked, self.rng))
+        self.assertEqual(100, allocating.pick(taken_map, blocked, self.rng))
 
     def test_draws_uniformly_among_free_candidates(self):
         size = 64
         blocked = freemap.BlockedRanges(size, [(0, 47)])
         taken_map = freemap.FreeMap(size, [(60, 63)])
         counts = collections.Counter(
-            search.pick(taken_map, blocked, self.rng) for _ in range(6000))
+            allocating.pick(taken_map, blocked, self.rng) for _ in range(6000))
         self.assertEqual(set(range(48, 60)), set(counts))
         # 500 expected each; a biased walk would give the first far more.
         self.assertLess(max(counts.values()), 650)
 
     def test_nothing_free(self):
-        self.assertIsNone(search.pick(freemap.FreeMap(8, [(0, 7)]),
-                                      freemap.BlockedRanges(8), self.rng))
-        self.assertIsNone(search.pick(freemap.FreeMap(8, []),
-                                      freemap.BlockedRanges(8, [(0, 7)]),
-                                      self.rng))
+        self.assertIsNone(allocating.pick(freemap.FreeMap(8, [(0, 7)]),
+                                          freemap.BlockedRanges(8), self.rng))
+        self.assertIsNone(allocating.pick(freemap.FreeMap(8, []),
+                                          freemap.BlockedRanges(8, [(0, 7)]),
+                                          self.rng))
 
 
-class TestSummary(testtools.TestCase):
+class TestHint(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -82,28 +82,28 @@ class TestSummary(testtools.TestCase):
         return taken_mod.TakenSet.from_taken(cidrs, 4)
 
     def test_rows_of_any_size_block_the_candidates_they_touch(self):
-        summary = search.Summary(self.pool, self.held("10.0.1.128/25",
-                                                      "10.0.2.0/23"))
+        hint = allocating.Hint(self.pool, self.held("10.0.1.128/25",
+                                                    "10.0.2.0/23"))
         self.assertEqual([False, True, True, True, False, False],
-                         [summary.blocked.is_blocked(i) for i in range(6)])
-        summary.learn(0, 3, self.held("10.0.0.0/24"))
+                         [hint.blocked.is_blocked(i) for i in range(6)])
+        hint.learn(0, 3, self.held("10.0.0.0/24"))
         self.assertEqual([True, False, False, False],
-                         [summary.blocked.is_blocked(i) for i in range(4)])
-        summary.block(5)
-        self.assertTrue(summary.blocked.is_blocked(5))
+                         [hint.blocked.is_blocked(i) for i in range(4)])
+        hint.block(5)
+        self.assertTrue(hint.blocked.is_blocked(5))
 
     def test_window_stays_in_its_network(self):
-        self.assertEqual((1, 3), search.window(self.pool, 1))
-        self.assertEqual((4, 5), search.window(self.pool, 4))
+        self.assertEqual((1, 3), allocating.window(self.pool, 1))
+        self.assertEqual((4, 5), allocating.window(self.pool, 4))
 
-    def test_summaries_are_per_scope_pool_and_bounded(self):
-        summaries = search.Summaries(max_scopes=2)
+    def test_hints_are_per_scope_pool_and_bounded(self):
+        hints = allocating.Hints(max_scopes=2)
         for scope in ("a", "b", "c"):
-            summaries.keep(scope, search.Summary(self.pool, self.held()))
-        self.assertIsNone(summaries.get("a", self.pool))
-        self.assertIsNotNone(summaries.get("c", self.pool))
+            hints.keep(scope, allocating.Hint(self.pool, self.held()))
+        self.assertIsNone(hints.get("a", self.pool))
+        self.assertIsNotNone(hints.get("c", self.pool))
         other = pool_mod.Pool([netaddr.IPNetwork("10.0.0.0/22")], 24)
-        self.assertIsNone(summaries.get("c", other))
-        summaries.forget("c")
-        self.assertIsNone(summaries.get("c", self.pool))
-        self.assertIsNotNone(summaries.get("b", self.pool))
+        self.assertIsNone(hints.get("c", other))
+        hints.forget("c")
+        self.assertIsNone(hints.get("c", self.pool))
+        self.assertIsNotNone(hints.get("b", self.pool))

@@ -1,0 +1,395 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The SQL of the ``db`` driver: one function per statement.
+
+Every function takes an open connection inside a transaction
+(:meth:`murano_cidr.drivers.db.api.Database.write` or ``read``) and uses
+SQLAlchemy Core only, the same on SQLite, MySQL/MariaDB and PostgreSQL;
+a statement with variants is built once and cached.
+
+"What overlaps [first, last]?" is the rows starting inside the range
+plus the CIDRs containing ``first``, which start at ``first`` with some
+host bits cleared: index lookups, whatever the number of rows.
+
+Times are the database server's (:class:`~.models.utc_now`), never an
+engine's:
+``created_at`` and ``released_at`` are written by the server and compared
+with its clock, in whole seconds on every backend.
+"""
+
+import functools
+
+import sqlalchemy as sa
+
+from murano_cidr.drivers.db import models
+
+ALLOCATIONS = models.Allocation.__table__
+SCOPES = models.Scope.__table__
+
+#: Owners looked up per statement when many are read at once.
+CHUNK = 500
+
+_COLUMNS = (ALLOCATIONS.c.owner, ALLOCATIONS.c.scope,
+            ALLOCATIONS.c.ip_version, ALLOCATIONS.c.cidr,
+            ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
+            ALLOCATIONS.c.confirmed, ALLOCATIONS.c.created_at)
+_HELD = ALLOCATIONS.c.released_at.isnot(None)
+
+
+def _scope_is(scope):
+    if scope is None:
+        return ALLOCATIONS.c.scope.is_(None)
+    return ALLOCATIONS.c.scope == scope
+
+
+_LOCK_SCOPE = (sa.update(SCOPES)
+               .where(SCOPES.c.scope == sa.bindparam("lock_scope"))
+               .values(generation=SCOPES.c.generation + 1))
+_CREATE_SCOPE = sa.insert(SCOPES).values(scope=sa.bindparam("lock_scope"),
+                                         generation=0)
+
+
+def lock_scope(conn, scope, create=True):
+    """Take the scope's row lock for the rest of the transaction.
+
+    The scope's row is updated (``generation`` is only the column the
+    ``UPDATE`` writes), which makes every other writer of the scope wait
+    until this transaction ends and, on Galera, makes two such
+    transactions on different nodes conflict at commit. A scope without a
+    row gets one; two transactions creating it at once conflict on its key.
+    Call it before reading anything it protects.
+
+    :param create: whether to create the row of a scope that has none.
+    :returns: True if the scope's row exists (and is now locked).
+    """
+    params = {"lock_scope": scope}
+    if conn.execute(_LOCK_SCOPE, params).rowcount:
+        return True
+    if not create:
+        return False
+    conn.execute(_CREATE_SCOPE, params)
+    return True
+
+
+_GET = sa.select(*_COLUMNS).where(ALLOCATIONS.c.owner == sa.bindparam("owner"))
+
+
+def get(conn, owner):
+    """Return the row of ``owner``, or None."""
+    return conn.execute(_GET, {"owner": owner}).first()
+
+
+def get_many(conn, owners):
+    """Return the rows of several owners, as a dictionary by owner."""
+    result = {}
+    owners = sorted(set(owners))
+    for i in range(0, len(owners), CHUNK):
+        for row in conn.execute(sa.select(*_COLUMNS).where(
+                ALLOCATIONS.c.owner.in_(owners[i:i + CHUNK]))):
+            result[row.owner] = row
+    return result
+
+
+def list_rows(conn, scope=None):
+    """Return every live row (not released), or those of one scope."""
+    stmt = sa.select(*_COLUMNS).where(ALLOCATIONS.c.released_at.is_(None))
+    if scope is not None:
+        stmt = stmt.where(ALLOCATIONS.c.scope == scope)
+    return conn.execute(stmt).fetchall()
+
+
+def _containing_starts(first, ip_version):
+    """Where a CIDR containing ``first`` may start before it."""
+    width = 32 if ip_version == 4 else 128
+    return sorted({models.address_key(first & ~((1 << bits) - 1))
+                   for bits in range(1, width + 1)} -
+                  {models.address_key(first)})
+
+
+def _start_params(first, ip_version):
+    starts = _containing_starts(first, ip_version)
+    return len(starts), {"start%d" % i: s for i, s in enumerate(starts)}
+
+
+def _in_scope(null_scope):
+    if null_scope:
+        scope = ALLOCATIONS.c.scope.is_(None)
+    else:
+        scope = ALLOCATIONS.c.scope == sa.bindparam("scope")
+    return (scope, ALLOCATIONS.c.ip_version == sa.bindparam("ip_version"))
+
+
+#: Whether a row may be deleted if ``taken`` does not show it: released
+#: longer than ``grace`` seconds ago, or an unconfirmed reservation made
+#: longer than ``timeout`` seconds ago (its engine died before its subnet
+#: reached the router), by the server's clock.
+_RECLAIMABLE = sa.or_(
+    ALLOCATIONS.c.released_at <= models.utc_now(sa.bindparam("grace")),
+    sa.and_(ALLOCATIONS.c.released_at.is_(None),
+            ALLOCATIONS.c.confirmed == sa.false(),
+            ALLOCATIONS.c.created_at
+            <= models.utc_now(sa.bindparam("timeout"))))
+
+
+@functools.lru_cache(maxsize=None)
+def _window_statement(starts, with_owner, null_scope):
+    """Build (once) the statement of :func:`read_window`."""
+    columns = (ALLOCATIONS.c.id, ALLOCATIONS.c.range_first,
+               ALLOCATIONS.c.range_last, ALLOCATIONS.c.cidr,
+               ALLOCATIONS.c.owner, ALLOCATIONS.c.released_at,
+               sa.case((_RECLAIMABLE, 1), else_=0).label("reclaimable"))
+
+    def select(kind, *where):
+        return sa.select(sa.literal_column("'%s'" % kind).label("kind"),
+                         *columns).where(*where)
+
+    in_scope = _in_scope(null_scope)
+    selects = [select("w", *in_scope, ALLOCATIONS.c.range_first.between(
+        sa.bindparam("lo"), sa.bindparam("hi")))]
+    # NOTE: one select per possible start, each an equality on the whole
+    # unique key, rather than an IN, an OR or "the last row starting
+    # before": every planner answers those from the index, even before the
+    # table's statistics exist, where MariaDB would scan the index
+    # backwards over the rows before the window, and PostgreSQL would
+    # filter the whole scope of a freshly filled table.
+    selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
+                          == sa.bindparam("start%d" % i))
+                   for i in range(starts))
+    if with_owner:
+        selects.append(select("o", ALLOCATIONS.c.owner
+                              == sa.bindparam("owner")))
+    return selects[0] if len(selects) == 1 else sa.union_all(*selects)
+
+
+def read_window(conn, scope, ip_version, first, last, owner=None, grace=0,
+                timeout=0):
+    """Return the rows of a scope that overlap ``[first, last]``.
+
+    The rows starting inside the range, and the CIDRs that start before it
+    and contain ``first``: index lookups only, in one statement.
+
+    :param first: first address, as an integer.
+    :param last: last address, as an integer.
+    :param owner: if given, also tell whether this owner holds a CIDR.
+    :param grace: ``release_grace``, for the ``reclaimable`` column.
+    :param timeout: ``reservation_timeout``, for it too.
+    :returns: ``(rows, held)``: the rows (``id``, ``range_first``,
+        ``range_last``, ``cidr``, ``owner``, ``released_at``,
+        ``reclaimable``; released rows included) sorted by
+        ``range_first``, and whether ``owner`` holds a CIDR.
+    """
+    lo = models.address_key(first)
+    params = {"scope": scope, "ip_version": ip_version, "lo": lo,
+              "hi": models.address_key(last), "owner": owner,
+              "grace": grace, "timeout": timeout}
+    starts, start_params = _start_params(first, ip_version)
+    params.update(start_params)
+    statement = _window_statement(starts, owner is not None, scope is None)
+    rows = []
+    held = False
+    for row in conn.execute(statement, params):
+        if row.kind == "o":
+            held = True
+        elif row.range_last >= lo:
+            rows.append(row)
+    rows.sort(key=lambda row: row.range_first)
+    return rows, held
+
+
+_VALUES = ("owner", "scope", "ip_version", "cidr", "range_first",
+           "range_last", "confirmed")
+
+
+@functools.lru_cache(maxsize=None)
+def _insert_if_free_statement(starts):
+    """Build (once) the statement of :func:`insert_if_free`.
+
+    :param starts: how many possible earlier starts are looked up; None
+        for the scope None, whose rows may overlap.
+    """
+    values = [sa.bindparam(name, type_=ALLOCATIONS.c[name].type)
+              for name in _VALUES] + [models.utc_now()]
+    absent = [~sa.exists().where(ALLOCATIONS.c.owner
+                                 == sa.bindparam("owner"))]
+    if starts is not None:
+        in_scope = _in_scope(False)
+        first = sa.bindparam("range_first")
+        # NOTE: Exists.where() takes one clause on SQLAlchemy 1.4.
+        absent.append(~sa.exists().where(sa.and_(
+            *in_scope, ALLOCATIONS.c.range_first.between(
+                first, sa.bindparam("range_last")))))
+        absent.extend(~sa.exists().where(sa.and_(
+            *in_scope, ALLOCATIONS.c.range_first
+            == sa.bindparam("start%d" % i), ALLOCATIONS.c.range_last >= first))
+            for i in range(starts))
+    return sa.insert(ALLOCATIONS).from_select(
+        list(_VALUES) + ["created_at"], sa.select(*values).where(*absent))
+
+
+def insert_if_free(conn, values):
+    """Insert an unconfirmed allocation if nothing forbids it.
+
+    One statement: the row is inserted only if its owner holds no CIDR
+    and, in a named scope, no row of the scope (live or released, whoever
+    wrote it) overlaps it: the same index lookups as :func:`read_window`,
+    made by the database. Call it holding the scope's lock.
+
+    :param values: the column values, from :func:`row_values`
+        (``created_at`` is the server's time).
+    :returns: True if the row was inserted.
+    """
+    params = {name: values[name] for name in _VALUES}
+    starts = None
+    if values["scope"] is not None:
+        starts, start_params = _start_params(
+            int(values["range_first"], 16), values["ip_version"])
+        params.update(start_params)
+    return conn.execute(_insert_if_free_statement(starts),
+                        params).rowcount == 1
+
+
+def insert(conn, allocations):
+    """Insert allocations (an import: checked by its caller).
+
+    :param allocations: dictionaries with every column but ``id``.
+    """
+    if allocations:
+        conn.execute(sa.insert(ALLOCATIONS), allocations)
+
+
+def row_values(owner, scope, ip_version, network, confirmed, created_at=None):
+    """Return the column values of an allocation of ``network``."""
+    return {"owner": owner, "scope": scope, "ip_version": ip_version,
+            "cidr": str(network),
+            "range_first": models.address_key(network.first),
+            "range_last": models.address_key(network.last),
+            "confirmed": confirmed, "created_at": created_at}
+
+
+def reclaim(conn, ids, grace, timeout):
+    """Delete the rows :func:`read_window` said are reclaimable.
+
+    Call it with the scope's row lock held, after reading ``taken``; a row
+    confirmed since is left alone.
+
+    :returns: how many rows were deleted.
+    """
+    return conn.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.id.in_(sorted(ids)), _RECLAIMABLE),
+        {"grace": grace, "timeout": timeout}).rowcount
+
+
+def delete(conn, owner):
+    """Delete the row of ``owner``; True if there was one."""
+    return conn.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.owner == owner)).rowcount > 0
+
+
+def delete_scope(conn, scope):
+    """Delete every row of a scope, its lock taken first; the scope stays.
+
+    :returns: how many allocations were deleted.
+    """
+    if scope is not None:
+        lock_scope(conn, scope, create=False)
+    return conn.execute(sa.delete(ALLOCATIONS).where(
+        _scope_is(scope))).rowcount
+
+
+def confirm(conn, owner):
+    """Mark the allocation of ``owner`` confirmed; True if there is one."""
+    return conn.execute(
+        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.owner == owner)
+        .values(confirmed=True)).rowcount > 0
+
+
+_LOCK_OWNER_SCOPE = (
+    sa.update(SCOPES).where(SCOPES.c.scope == sa.select(
+        ALLOCATIONS.c.scope).where(ALLOCATIONS.c.owner == sa.bindparam(
+            "owner")).scalar_subquery())
+    .values(generation=SCOPES.c.generation + 1))
+
+
+def release(conn, owner):
+    """Release the allocation of ``owner``: hold it back, or delete it.
+
+    An allocation of a scope takes the scope's lock (so no allocation
+    reads ``taken`` before it and frees it after), then is marked
+    released at the server's time, its range still occupied. One without
+    a scope is deleted.
+
+    :returns: True if ``owner`` held an allocation.
+    """
+    conn.execute(_LOCK_OWNER_SCOPE, {"owner": owner})
+    result = conn.execute(
+        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.owner == owner,
+                                     ALLOCATIONS.c.scope.isnot(None))
+        .values(owner=None, released_owner=owner,
+                released_at=models.utc_now()))
+    return result.rowcount > 0 or delete(conn, owner)
+
+
+def list_released(conn, scope=None):
+    """Return the released rows still held, of one scope or all."""
+    stmt = sa.select(*_COLUMNS, ALLOCATIONS.c.released_owner,
+                     ALLOCATIONS.c.released_at).where(_HELD)
+    if scope is not None:
+        stmt = stmt.where(ALLOCATIONS.c.scope == scope)
+    return conn.execute(stmt).fetchall()
+
+
+def hold_back(conn, scope, ip_version, grace, timeout):
+    """Say what a scope holds back, by the server's clock.
+
+    :returns: a row: ``live`` rows, ``released`` rows held back,
+        ``in_grace`` (of them, released less than ``grace`` seconds ago),
+        ``first_release`` (the earliest release among those, naive UTC),
+        ``unconfirmed`` live rows and ``first_reservation`` (the earliest
+        made among those).
+    """
+    in_grace = ALLOCATIONS.c.released_at > models.utc_now(grace)
+    unconfirmed = sa.and_(ALLOCATIONS.c.released_at.is_(None),
+                          ALLOCATIONS.c.confirmed == sa.false())
+
+    def count_if(condition):
+        return sa.func.coalesce(sa.func.sum(sa.case((condition, 1),
+                                                    else_=0)), 0)
+
+    return conn.execute(sa.select(
+        count_if(ALLOCATIONS.c.released_at.is_(None)).label("live"),
+        count_if(_HELD).label("released"),
+        count_if(in_grace).label("in_grace"),
+        sa.func.min(sa.case((in_grace, ALLOCATIONS.c.released_at)))
+        .label("first_release"),
+        count_if(unconfirmed).label("unconfirmed"),
+        sa.func.min(sa.case((unconfirmed, ALLOCATIONS.c.created_at)))
+        .label("first_reservation")).where(
+            _scope_is(scope),
+            ALLOCATIONS.c.ip_version == ip_version)).first()
+
+
+def free(conn, held):
+    """Free one released row, as listed before; True if it was still there.
+
+    :param held: an :class:`~murano_cidr.allocation.Allocation` from
+        :func:`~.models.to_allocation`; a row released again since (another
+        ``released_at``) is left alone.
+    """
+    if held.scope is None or held.released_at is None:
+        return False
+    return conn.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.scope == held.scope,
+        ALLOCATIONS.c.ip_version == held.ip_version,
+        ALLOCATIONS.c.cidr == held.cidr,
+        ALLOCATIONS.c.released_at == models.naive_utc(held.released_at),
+        _HELD)).rowcount > 0
