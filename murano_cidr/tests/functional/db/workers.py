@@ -77,6 +77,43 @@ def allocate_many(url, settings, scope, owners, seed, barrier, results):
     results.put(outcome)
 
 
+def churn(url, settings, scope, prefix, cycles, barrier, results):
+    """Allocate and release ``cycles`` times, in ``scope``.
+
+    Puts on ``results`` a dictionary: how many allocations succeeded, and
+    how many raised each murano-cidr exception.
+    """
+    counts = {"allocated": 0}
+    try:
+        driver = build_driver(url, settings)
+        barrier.wait()
+        for i in range(cycles):
+            owner = "%s-%d" % (prefix, i)
+            try:
+                driver.allocate(owner, scope=scope)
+                counts["allocated"] += 1
+            except exceptions.MuranoCidrException as e:
+                name = type(e).__name__
+                counts[name] = counts.get(name, 0) + 1
+            driver.release(owner)
+        driver.close()
+    except Exception as e:
+        counts["UNHANDLED"] = "%s: %s" % (type(e).__name__, e)
+    results.put(counts)
+
+
+def call(url, settings, method, args, barrier, results):
+    """Call ``driver.<method>(*args)`` once; put what it returned."""
+    try:
+        driver = build_driver(url, settings)
+        barrier.wait()
+        outcome = getattr(driver, method)(*args)
+        driver.close()
+    except Exception as e:
+        outcome = "UNHANDLED %s: %s" % (type(e).__name__, e)
+    results.put(outcome)
+
+
 #: The most steps :func:`allocate_through_failure` makes while it waits.
 LIMIT = 20000
 
