@@ -277,9 +277,7 @@ class TestHostState(base.TestCase):
 class TestSemaphores(base.TestCase):
     """oslo.concurrency's semaphores are the host's: drivers keep theirs."""
 
-    # TODO(guest-imports): db, once the SQLite writers' turns are the
-    # driver's own semaphores.
-    scenarios = [(name, {"driver": name}) for name in ("lock",)]
+    scenarios = [(name, {"driver": name}) for name in ("db", "lock")]
 
     def test_no_process_wide_semaphore(self):
         self.assertEqual([], run_engine(self, self.driver)["semaphores"])
