@@ -24,19 +24,9 @@ once: :func:`read_file` parses and validates the file against the pools, and
 :func:`plan` compares it with what the driver holds. :func:`apply` records
 the new rows, all or nothing unless asked to continue past errors.
 
-JSON input is a list of objects, or an object whose ``allocations`` key holds
-that list (the output of ``murano-cidr list --format json`` is accepted, so
-one driver's allocations can be moved to another)::
-
-    [{"scope": "ROUTER_ID", "cidr": "10.0.3.0/24", "owner": "NET_ID"}]
-
-CSV input has a header row naming the same columns, in any order::
-
-    scope,cidr,owner
-    ROUTER_ID,10.0.3.0/24,NET_ID
-
-``router``/``router_id`` are accepted for ``scope``, and ``network``/
-``network_id`` for ``owner``; an empty or missing scope means no scope.
+The file formats (JSON, CSV, the output of ``murano-cidr list --format
+json``, and the accepted column aliases) are described in
+``doc/source/admin/operations.rst``.
 """
 
 import bisect
