@@ -135,9 +135,17 @@ def watch(engine, seconds):
         engine, "before_cursor_execute",
         lambda conn, cursor, *args: _watchdog.arm(cursor.connection,
                                                   seconds))
+
+    def arm_transaction_end(conn):
+        # NOTE: a connection lost mid-transaction is invalidated: there is
+        # nothing to wait on, and asking for its DBAPI connection would
+        # raise PendingRollbackError in place of the error that lost it
+        # (which the driver retries).
+        if not conn.invalidated:
+            _watchdog.arm(_dbapi(conn), seconds)
+
     for name in ("commit", "rollback"):
-        sa.event.listen(engine, name,
-                        lambda conn: _watchdog.arm(_dbapi(conn), seconds))
+        sa.event.listen(engine, name, arm_transaction_end)
     # NOTE: oslo.db's ping at checkout comes before any event of the
     # checkout: the public do_ping of this engine's own dialect is
     # wrapped (SQLAlchemy has no event before it).
