@@ -16,6 +16,8 @@ A driver is a class registered under the :data:`NAMESPACE` entry point
 namespace; everything about it lives in its own module or package.
 """
 
+import functools
+
 from oslo_log import log as logging
 import stevedore
 
@@ -35,13 +37,29 @@ def driver_classes():
     :returns: a dictionary from entry point name to driver class, in name
         order.
     """
+    return loaded(NAMESPACE, "Allocator driver %s")
+
+
+def loaded(namespace, what):
+    """Return what each entry point of ``namespace`` that loads names.
+
+    One that cannot be loaded is left out and logged (:func:`log_failure`).
+
+    :param namespace: an entry point namespace.
+    :param what: how the log names an entry point, ``%s`` its name.
+    :returns: a dictionary from entry point name to the object it names,
+        in name order.
+    """
     manager = stevedore.ExtensionManager(
-        NAMESPACE, invoke_on_load=False,
-        on_load_failure_callback=_log_failure)
+        namespace, invoke_on_load=False,
+        on_load_failure_callback=functools.partial(log_failure, what))
     return {ext.name: ext.plugin
             for ext in sorted(manager, key=lambda ext: ext.name)}
 
 
-def _log_failure(manager, entrypoint, exception):
-    LOG.warning("Allocator driver %s cannot be loaded: %s", entrypoint.name,
-                exception)
+def log_failure(what, manager, entrypoint, exception):
+    """Log an entry point stevedore could not load (its failure callback).
+
+    :param what: how to name the entry point, ``%s`` its name.
+    """
+    LOG.warning(what + " cannot be loaded: %s", entrypoint.name, exception)

@@ -23,16 +23,20 @@ only the commands, the tools and the tests load: a service that builds the
 driver never imports migrations, status checks or command parsers.
 """
 
+import functools
+
 from oslo_log import log as logging
 import stevedore
 
 from murano_cidr import allocator
+from murano_cidr import drivers
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
 #: The entry point namespace of the drivers' command sides.
 NAMESPACE = "murano_cidr.allocator_commands"
+_WHAT = "The commands of allocator driver %s"
 
 
 class DriverCommands(object):
@@ -99,16 +103,7 @@ def installed():
     :returns: a dictionary from driver name to :class:`DriverCommands`
         subclass, in name order.
     """
-    manager = stevedore.ExtensionManager(
-        NAMESPACE, invoke_on_load=False,
-        on_load_failure_callback=_log_failure)
-    return {ext.name: ext.plugin
-            for ext in sorted(manager, key=lambda ext: ext.name)}
-
-
-def _log_failure(manager, entrypoint, exception):
-    LOG.warning("The commands of allocator driver %s cannot be loaded: %s",
-                entrypoint.name, exception)
+    return drivers.loaded(NAMESPACE, _WHAT)
 
 
 def of(name):
@@ -152,7 +147,8 @@ def set_command_defaults(conf, configured_only=False):
     else:
         sides = [ext.plugin for ext in stevedore.NamedExtensionManager(
             NAMESPACE, [conf[opts.GROUP].driver], invoke_on_load=False,
-            on_load_failure_callback=_log_failure,
+            on_load_failure_callback=functools.partial(drivers.log_failure,
+                                                       _WHAT),
             warn_on_missing_entrypoint=False)]
     for commands in sides:
         commands.command_defaults(conf)
