@@ -13,11 +13,12 @@
 """The options every driver reads, and ``list_opts()`` for the generator.
 
 They live in ``[cidr_allocator]``: which driver, where its state goes, and
-the pool. A driver's own options are defined in its package, which lists
-them under the :data:`OPTS_NAMESPACE` entry point namespace (by the
-driver's name); :func:`list_opts` gathers them all from there, so the
-sample configuration and the documentation show every option, and this
-module imports no driver.
+the pool; ``reservation_timeout`` is defined here too, once, for the
+drivers that list it (``db`` and ``lock``). A driver's own options are
+defined in its package, which lists them under the :data:`OPTS_NAMESPACE`
+entry point namespace (by the driver's name); :func:`list_opts` gathers
+them all from there, so the sample configuration and the documentation
+show every option, and this module imports no driver.
 """
 
 import copy
@@ -138,6 +139,34 @@ pool_opts = [
         default=64,
         help=_("Prefix length of the subnets carved from ipv6_pool_cidrs.")),
 ]
+
+
+#: The default of ``reservation_timeout``: two hours, twice Heat's default
+#: stack timeout.
+DEFAULT_RESERVATION_TIMEOUT = 7200
+
+#: Read by the drivers that hold reservations (``db`` and ``lock``), each
+#: of which lists it among its own options: one definition, one meaning.
+reservation_timeout_opt = cfg.IntOpt(
+    "reservation_timeout",
+    default=DEFAULT_RESERVATION_TIMEOUT,
+    min=1,
+    help=_("Seconds after which a reservation that was never confirmed "
+           "(its deployment failed, or its engine died, between picking "
+           "the CIDR and creating the subnet) stops keeping its CIDR from "
+           "other engines. 'db': a later allocation in its scope (router) "
+           "may reclaim it, by the database server's clock. 'lock': the "
+           "engine process that holds it drops its lock on a timer of its "
+           "own (a process that dies frees its locks at once, or after "
+           "lock_timeout on tooz), even when the deployment's delete ran in "
+           "another engine worker. Either way the CIDR is handed out again "
+           "only by an allocation that reads the router's subnets while the "
+           "scope is locked and finds nothing overlapping it. An engine "
+           "confirms once Heat has created the subnet, so this must be "
+           "longer than any stack create, with its retries and timeouts "
+           "(Heat's own stack timeout defaults to an hour): an engine slower "
+           "than that may find its CIDR handed out again, and Neutron "
+           "refuse its subnet."))
 
 
 def all_opts():

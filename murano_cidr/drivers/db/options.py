@@ -13,7 +13,9 @@
 """The options of the ``db`` driver.
 
 Its database in ``[cidr_allocator_database]``; how long a released CIDR is
-held back, ``release_grace``, in ``[cidr_allocator]`` beside the pool's.
+held back, ``release_grace``, in ``[cidr_allocator]`` beside the pool's,
+with ``reservation_timeout``, which the ``lock`` driver shares
+(:data:`murano_cidr.opts.reservation_timeout_opt`).
 """
 
 import copy
@@ -157,10 +159,6 @@ database_opts = [
 #: delete an environment's stack after Murano released its network.
 DEFAULT_RELEASE_GRACE = 3600
 
-#: The default of ``reservation_timeout``: two hours, twice Heat's default
-#: stack timeout.
-DEFAULT_RESERVATION_TIMEOUT = 7200
-
 release_opts = [
     cfg.IntOpt(
         "release_grace",
@@ -181,22 +179,7 @@ release_opts = [
                "stack. 0 frees a released CIDR at the first allocation "
                "after the release that does not see its subnet. Times are "
                "the database server's clock, not the engines'.")),
-    cfg.IntOpt(
-        "reservation_timeout",
-        default=DEFAULT_RESERVATION_TIMEOUT,
-        min=60,
-        help=_("Seconds after which a 'db' allocation that was never "
-               "confirmed (its engine died between picking the CIDR and "
-               "creating the subnet) may be reclaimed by a later allocation "
-               "in its scope (router), and only if the router's subnets, "
-               "read by that allocation while the scope is locked, show "
-               "nothing overlapping it. An engine confirms an allocation "
-               "once Heat has created the subnet, so this must be longer "
-               "than any stack create, with its retries and timeouts (Heat's "
-               "own stack timeout defaults to an hour): a slower engine "
-               "that confirms after its reservation was reclaimed may see "
-               "Neutron refuse its subnet. Times are the database server's "
-               "clock.")),
+    opts.reservation_timeout_opt,
 ]
 
 

@@ -17,7 +17,6 @@ service named by ``[cidr_allocator] coordination_url``.
 """
 
 import datetime
-import threading
 
 from oslo_log import log as logging
 
@@ -27,6 +26,7 @@ from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import file_backend
+from murano_cidr.drivers.lock import holdings
 from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import picking
 from murano_cidr import exceptions
@@ -56,16 +56,6 @@ def backend_from_conf(conf):
     return file_backend.FileLockBackend(lock_options.lock_path(conf))
 
 
-class _Held(object):
-    """A reservation this process holds, from allocate to confirm."""
-
-    __slots__ = ("allocation", "reservation")
-
-    def __init__(self, allocation, reservation):
-        self.allocation = allocation
-        self.reservation = reservation
-
-
 class LockDriver(base.AllocatorDriver):
     """Reserve each CIDR with an external lock until it is confirmed.
 
@@ -77,7 +67,8 @@ class LockDriver(base.AllocatorDriver):
     skipped. Once it holds one, it reads ``taken`` again (when ``taken`` is
     a callable) and gives the CIDR up if its subnet appeared meanwhile. The
     reservation lock is held until :meth:`confirm` (the subnet now exists,
-    Neutron reports it from then on) or :meth:`release`, or until this
+    Neutron reports it from then on) or :meth:`release`, until
+    ``[cidr_allocator] reservation_timeout`` has passed, or until this
     process dies. Where the lock service queues its waiters (file locks,
     ZooKeeper) ``allocate`` first takes the scope's lock, so engines pick
     one at a time in a scope; on etcd and Redis, where waiting for a lock
@@ -123,15 +114,16 @@ class LockDriver(base.AllocatorDriver):
       longer than ``lock_timeout`` for the heartbeat to stop.
 
     State: the lock service holds each reservation, from :meth:`allocate`
-    to :meth:`confirm` or :meth:`release`; this process keeps only the
-    handle of each lock it holds, for that long. Nothing is kept once a
-    reservation is confirmed, here or anywhere: the subnet on the router
-    (``taken``) is the one record, which every engine process and host
-    reads, so an owner confirmed by one worker and deleted by another
-    leaves nothing behind. :meth:`allocate` is idempotent per owner while
-    this process holds its reservation; :meth:`get`, :meth:`list` and
-    :meth:`usage` answer with the reservations this process holds. A scope
-    of None is a scope of its own, shared by every caller that passes None.
+    to :meth:`confirm` or :meth:`release` (or the timeout); this process
+    keeps only the handle of each lock it holds, for that long. Nothing is
+    kept once a reservation is confirmed, here or anywhere: the subnet on
+    the router (``taken``) is the one record, which every engine process
+    and host reads, so an owner confirmed by one worker and deleted by
+    another leaves nothing behind. :meth:`allocate` is idempotent per
+    owner while this process holds its reservation; :meth:`get`,
+    :meth:`list` and :meth:`usage` answer with the reservations this
+    process holds. A scope of None is a scope of its own, shared by every
+    caller that passes None.
 
     Usage considerations (what is and is not guaranteed):
 
@@ -148,11 +140,29 @@ class LockDriver(base.AllocatorDriver):
     * The process that allocated confirms: the lock is held by that
       process's connection to the lock service (or its open file), and no
       other process can drop it. :meth:`confirm` and :meth:`release` of a
-      reservation held by another process do nothing; that reservation
-      lasts until its process confirms, releases, closes or dies. Murano
-      allocates and confirms in one deployment task, so in one engine
-      worker; the delete that may run in another worker has nothing to
-      free (the subnet leaving the router frees the CIDR).
+      reservation held by another process do nothing, and free nothing at
+      once; that reservation lasts until its process confirms, releases,
+      closes or dies, or until ``reservation_timeout``. Murano allocates
+      and confirms in one deployment task, so in one engine worker; the
+      delete of a confirmed network, in any worker, has nothing to free
+      (the subnet leaving the router frees the CIDR). A deployment that
+      failed before its confirm leaves its reservation in the worker that
+      allocated; its delete in another worker frees it only through the
+      timeout.
+    * ``reservation_timeout`` (default 7200 s, shared with the ``db``
+      driver): the process drops each reservation of its own that old on
+      a timer, whether or not it is called again (one
+      :class:`threading.Timer` per driver while anything is held, on the
+      monotonic clock; :mod:`~murano_cidr.drivers.lock.holdings`). In an
+      engine monkey-patched by eventlet, as Murano's is, the timer is a
+      green thread: it runs once the deadline has passed and the other
+      green threads yield, never sooner. The CIDR is then free to any
+      allocation whose ``taken`` shows no subnet overlapping it; a later
+      :meth:`confirm` of that owner does nothing, :meth:`release` returns
+      False. So the timeout must be longer than any stack create with its
+      retries (Heat's stack timeout defaults to an hour): a subnet created
+      after its reservation was dropped may meet another network's, and
+      Neutron refuses one of the two.
     * File locks protect one host only. Never delete lock files while
       engines run (a new file would let a second holder in); they are
       small, one per (scope, block) ever reserved. Each block a
@@ -180,8 +190,8 @@ class LockDriver(base.AllocatorDriver):
       the session timeout (``minSessionTimeout``, ``maxSessionTimeout``).
     * What each tooz backend's client is told, and why:
       :mod:`murano_cidr.drivers.lock.tooz_clients`.
-    * Build the driver after forking: a tooz heartbeat thread does not
-      survive ``fork()``.
+    * Build the driver after forking: a tooz heartbeat thread and the
+      timeout's timer do not survive ``fork()``.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock
@@ -224,10 +234,7 @@ class LockDriver(base.AllocatorDriver):
                     % (self._block_prefixlen[version], count,
                        pool.prefixlen, backend_mod.MAX_BLOCKS))
         self.backend = backend_from_conf(conf)
-        # NOTE: guards the in-memory bookkeeping only; it is never held
-        # while waiting for the lock service.
-        self._mutex = threading.Lock()
-        self._held = {}
+        self._held = holdings.Holdings(group.reservation_timeout)
 
     shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
                            "or ZooKeeper)")
@@ -243,14 +250,12 @@ class LockDriver(base.AllocatorDriver):
     # -- helpers -----------------------------------------------------------
 
     def _live(self, scope, ip_version):
-        with self._mutex:
-            return [h.allocation.cidr for h in self._held.values()
-                    if h.allocation.scope == scope
-                    and h.allocation.ip_version == ip_version]
+        return [h.allocation.cidr for h in self._held.values()
+                if h.allocation.scope == scope
+                and h.allocation.ip_version == ip_version]
 
     def _existing(self, owner, scope, ip_version):
-        with self._mutex:
-            held = self._held.get(owner)
+        held = self._held.get(owner)
         if held is None:
             return None
         allocation = held.allocation
@@ -297,10 +302,7 @@ class LockDriver(base.AllocatorDriver):
             owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
             confirmed=False,
             created_at=datetime.datetime.now(datetime.timezone.utc))
-        with self._mutex:
-            other = self._held.get(owner)
-            if other is None:
-                self._held[owner] = _Held(allocation, reservation)
+        other = self._held.add(owner, allocation, reservation)
         if other is not None:
             # Another thread allocated for the same owner meanwhile.
             reservation.release()
@@ -315,7 +317,8 @@ class LockDriver(base.AllocatorDriver):
         From then on the router is the only record: nothing of ``owner``
         is kept, here or in the lock service. Confirming an owner this
         process holds no reservation of (unknown, already confirmed or
-        released, or reserved by another process) does nothing.
+        released, dropped after ``reservation_timeout``, or reserved by
+        another process) does nothing.
 
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
@@ -324,8 +327,7 @@ class LockDriver(base.AllocatorDriver):
             unreachable; the reservation is forgotten.
         """
         owner = allocation_mod.validate_owner(owner)
-        with self._mutex:
-            held = self._held.pop(owner, None)
+        held = self._held.pop(owner)
         if held is None:
             return
         allocation = held.allocation
@@ -352,8 +354,7 @@ class LockDriver(base.AllocatorDriver):
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         """
         owner = allocation_mod.validate_owner(owner)
-        with self._mutex:
-            held = self._held.pop(owner, None)
+        held = self._held.pop(owner)
         if held is None:
             return False
         held.reservation.release()
@@ -363,15 +364,13 @@ class LockDriver(base.AllocatorDriver):
     def get(self, owner):
         """Return what this process holds for ``owner`` (None if nothing)."""
         owner = allocation_mod.validate_owner(owner)
-        with self._mutex:
-            held = self._held.get(owner)
+        held = self._held.get(owner)
         return held.allocation if held is not None else None
 
     def list(self, scope=None):
         """Return the reservations this process holds, of a scope or all."""
         scope = allocation_mod.validate_scope(scope)
-        with self._mutex:
-            allocations = [h.allocation for h in self._held.values()]
+        allocations = [h.allocation for h in self._held.values()]
         if scope is not None:
             allocations = [a for a in allocations if a.scope == scope]
         return sorted(allocations,
@@ -381,8 +380,6 @@ class LockDriver(base.AllocatorDriver):
 
     def close(self):
         """Release every reservation this process holds, then disconnect."""
-        with self._mutex:
-            held, self._held = list(self._held.values()), {}
-        for h in held:
+        for h in self._held.pop_all():
             h.reservation.release()
         self.backend.close()

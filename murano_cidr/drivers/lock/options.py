@@ -12,7 +12,9 @@
 
 """The options of the ``lock`` driver.
 
-Its own live in ``[cidr_allocator]``, beside the pool's; the file locks'
+Its own live in ``[cidr_allocator]``, beside the pool's, with
+``reservation_timeout``, which the ``db`` driver shares
+(:data:`murano_cidr.opts.reservation_timeout_opt`); the file locks'
 directory is oslo.concurrency's ``[oslo_concurrency] lock_path``.
 """
 
@@ -87,6 +89,7 @@ lock_opts = [
         min=8,
         max=126,
         help=_("The same as reservation_prefixlen, for IPv6 subnets.")),
+    opts.reservation_timeout_opt,
 ]
 
 

@@ -65,6 +65,7 @@ DRIVER_MODULES = {
         "murano_cidr.drivers.lock",
         "murano_cidr.drivers.lock.backend", "murano_cidr.drivers.lock.driver",
         "murano_cidr.drivers.lock.file_backend",
+        "murano_cidr.drivers.lock.holdings",
         "murano_cidr.drivers.lock.options",
         "murano_cidr.drivers.lock.picking"}),
     "random": frozenset({"murano_cidr.drivers.random",
