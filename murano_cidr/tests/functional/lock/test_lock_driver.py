@@ -139,19 +139,20 @@ class EngineHarness(object):
             self.assertEqual(count, report.get("deployed", 0), report)
         return reports
 
-    def assertNeverCollided(self, reports=()):
+    def assertNeverCollided(self, reports=(), allowed_errors=()):
         """Check the model router and the engines' recorded history.
 
         The history holds when no call raised an untyped error or a typed
-        one other than the lock service being unavailable and a lost
-        reservation, and no two owners of the scope held overlapping CIDRs
-        at any moment. Engines allocate and release in the scope at the
-        same time, so only the overlaps that must have happened count (the
-        checker's non-strict reading).
+        one other than the lock service being unavailable, a lost
+        reservation and ``allowed_errors``, and no two owners of the scope
+        held overlapping CIDRs at any moment. Engines allocate and release
+        in the scope at the same time, so only the overlaps that must have
+        happened count (the checker's non-strict reading).
         """
+        allowed = {"LockUnavailable", "ReservationLost"} | set(allowed_errors)
         self.assertEqual([], [str(v) for v in history.check(
             history.load(self.history_dir), strict=False,
-            allowed_errors={"LockUnavailable", "ReservationLost"})])
+            allowed_errors=allowed)])
         self.assertEqual([], self.routers.refusals())
         self.assertEqual(0, sum(r.get("collisions", 0) for r in reports))
         nets = sorted(netaddr.IPNetwork(c)

@@ -18,8 +18,13 @@ worker, its delete runs in another. Two worker processes here
 (:func:`.workers.serve`, each reading and plugging the model router) take
 turns: one deploys the whole pool on one router, the other deletes it, and
 again, so that a CIDR any worker kept after its delete would exhaust the
-pool.
+pool. A deployment that failed before its confirm is deleted in the other
+worker: its CIDR comes back once ``reservation_timeout`` has passed.
 """
+
+import time
+
+from oslo_log import log as logging
 
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
@@ -31,6 +36,10 @@ from murano_cidr.tests.functional.lock import test_lock_driver as harness
 POOL = {"pool_cidrs": ["10.43.0.0/22"], "subnet_prefixlen": 24}
 #: Seconds any call may take (its bound is lock_timeout, 10 s at most).
 WATCHDOG = 60
+#: The workers' reservation_timeout in the failed deployment's test.
+TIMEOUT = 2
+
+LOG = logging.getLogger(__name__)
 
 
 class WorkerTests(harness.EngineHarness):
@@ -66,6 +75,49 @@ class WorkerTests(harness.EngineHarness):
                     delete.expect(history.RELEASE, owner, WATCHDOG)["value"])
             self.assertEqual([], self.routers.cidrs(self.router))
         self.assertNeverCollided()
+
+    def test_a_failed_deploy_deleted_elsewhere_ends_after_the_timeout(self):
+        # Its stack push failed: allocated in one worker, never confirmed,
+        # deleted in the other, which has nothing to drop. The allocating
+        # worker, asked nothing more, drops its lock once the timeout has
+        # passed, and the other worker is then given the CIDR.
+        holder, other = [test_faults.Remote(self, "w%d" % i,
+                                            reservation_timeout=TIMEOUT,
+                                            **POOL)
+                         for i in range(2)]
+        for i in range(3):
+            other.expect(history.ALLOCATE, "net-%d" % i, WATCHDOG)
+            other.expect(history.CONFIRM, "net-%d" % i, WATCHDOG)
+        started = time.monotonic()
+        cidr = holder.expect(history.ALLOCATE, "failed", WATCHDOG)["value"]
+        self.assertFalse(
+            other.expect(history.RELEASE, "failed", WATCHDOG)["value"])
+        on_router = self.routers.cidrs(self.router)
+        self.assertEqual(3, len(on_router))
+        self.assertNotIn(cidr, on_router)
+        reply = other.call(history.ALLOCATE, "next", WATCHDOG)
+        if time.monotonic() < started + TIMEOUT:
+            # Answered before the timeout could have passed: nothing was
+            # freed by the release.
+            self.assertEqual((history.FAIL, "PoolExhausted"),
+                             (reply["status"], reply["error"]), reply)
+        else:
+            LOG.warning("%s: the machine is too slow to see the "
+                        "reservation held before its timeout", self.id())
+        deadline = time.monotonic() + WATCHDOG
+        while reply["status"] != history.OK:
+            self.assertEqual("PoolExhausted", reply["error"], reply)
+            self.assertLess(time.monotonic(), deadline,
+                            "the reservation was not dropped within %d s "
+                            "of its %d s timeout" % (WATCHDOG, TIMEOUT))
+            reply = other.call(history.ALLOCATE, "next", WATCHDOG,
+                               pause=0.1)
+        self.assertEqual(cidr, reply["value"])
+        # The holder no longer holds it: asked again for the same owner,
+        # it finds every CIDR on the router.
+        holder.expect(history.ALLOCATE, "failed", WATCHDOG,
+                      error="PoolExhausted")
+        self.assertNeverCollided(allowed_errors={"PoolExhausted"})
 
 
 class TestFileLockWorkers(WorkerTests, base.TestCase):
