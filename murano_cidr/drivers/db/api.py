@@ -83,7 +83,7 @@ class Database(object):
         once, before the first transaction, that raises
         :class:`~murano_cidr.exceptions.DatabaseNotSynced` if the schema
         does not fit this code (the driver passes
-        :func:`murano_cidr.drivers.db.revisions.check_schema`); None for no
+        :func:`murano_cidr.drivers.db.models.check_schema`); None for no
         check (migrations themselves).
     :raises murano_cidr.exceptions.InvalidConfig: for a connection URL that
         cannot be parsed or names an unknown database.

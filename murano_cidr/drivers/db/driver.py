@@ -53,7 +53,6 @@ from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers.db import revisions
 from murano_cidr.drivers.db import statements
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
@@ -117,7 +116,7 @@ class DbDriver(base.AllocatorDriver):
     def __init__(self, conf):
         super().__init__(conf)
         self.database = api.Database(conf,
-                                     schema_check=revisions.check_schema)
+                                     schema_check=models.check_schema)
         self._hints = allocating.Hints()
         #: ``(release_grace, reservation_timeout)``, in seconds.
         self.ages = (conf[opts.GROUP].release_grace,

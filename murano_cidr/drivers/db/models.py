@@ -28,6 +28,7 @@ range scan.
 
 import datetime
 
+from alembic import migration as alembic_migration
 import sqlalchemy as sa
 from sqlalchemy.ext import compiler
 from sqlalchemy import orm
@@ -49,6 +50,14 @@ _TABLE_ARGS = {
 }
 
 BASE = orm.declarative_base()
+
+#: The alembic version table of murano-cidr, apart from any other
+#: service's ``alembic_version``.
+VERSION_TABLE = "murano_cidr_alembic_version"
+
+#: The alembic revision of these tables: the head of the driver's
+#: migrations (a unit test holds the two equal).
+REVISION = "ecc38100bbdd"
 
 
 def address_key(address):
@@ -186,3 +195,37 @@ def to_allocation(row):
         cidr=row.cidr, scope=row.scope, ip_version=row.ip_version,
         confirmed=bool(row.confirmed), created_at=_utc(row.created_at),
         released_at=released_at)
+
+
+def revision_of(connection):
+    """Return the revision recorded in a database.
+
+    :param connection: an open SQLAlchemy connection.
+    :returns: a revision id, or None if the driver's tables were never
+        created (no version table, or an empty one).
+    """
+    context = alembic_migration.MigrationContext.configure(
+        connection, opts={"version_table": VERSION_TABLE})
+    return context.get_current_revision()
+
+
+def check_schema(connection, url="the database"):
+    """Check the schema of a database before the driver uses it.
+
+    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
+
+    :param connection: an open SQLAlchemy connection.
+    :param url: the database, for the message (no password).
+    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
+        missing or at an older revision.
+    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
+        a recorded revision.
+    """
+    current = revision_of(connection)
+    if current == REVISION:
+        return
+    # NOTE: alembic's scripts are read (to tell an older revision from a
+    # newer one) only for a database at another revision than this code's.
+    from murano_cidr.drivers.db import revisions
+    revisions.check_revision(current, url, revisions.tables_of(connection)
+                             if current is None else ())

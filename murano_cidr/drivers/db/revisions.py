@@ -14,27 +14,29 @@
 
 The driver's tables may share a database with another service, so its
 alembic version table is its own (:data:`VERSION_TABLE`) and migrations only
-ever look at tables named ``murano_cidr_*``. This module reads what a
-database records (its revision, the driver's tables) on an open connection
-and compares it with the revisions this code knows; it changes nothing.
-Running migrations is :mod:`murano_cidr.drivers.db.migration`'s job.
+ever look at tables named ``murano_cidr_*``. This module reads the
+driver's tables in a database on an open connection and compares its
+revision with the revisions this code knows; it changes nothing. Running
+migrations is :mod:`murano_cidr.drivers.db.migration`'s job. The driver
+loads it only for a database that is not at
+:data:`~murano_cidr.drivers.db.models.REVISION`
+(:func:`~murano_cidr.drivers.db.models.check_schema`).
 """
 
 import enum
 
 from alembic import config as alembic_config
-from alembic import migration as alembic_migration
 from alembic import script as alembic_script
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import models
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
 
-#: The alembic version table of murano-cidr, apart from any other
-#: service's ``alembic_version``.
-VERSION_TABLE = "murano_cidr_alembic_version"
+VERSION_TABLE = models.VERSION_TABLE
+revision_of = models.revision_of
 
 #: The prefix of every table the driver owns.
 TABLE_PREFIX = "murano_cidr_"
@@ -83,18 +85,6 @@ def known_revisions():
     script = alembic_script.ScriptDirectory.from_config(
         alembic_configuration())
     return {rev.revision for rev in script.walk_revisions()}
-
-
-def revision_of(connection):
-    """Return the revision recorded in a database.
-
-    :param connection: an open SQLAlchemy connection.
-    :returns: a revision id, or None if the driver's tables were never
-        created (no version table, or an empty one).
-    """
-    context = alembic_migration.MigrationContext.configure(
-        connection, opts={"version_table": VERSION_TABLE})
-    return context.get_current_revision()
 
 
 def tables_of(connection):
@@ -206,20 +196,3 @@ def check_known_revision(connection, url="the database"):
         raise exceptions.UnknownRevision(url=url, revision=current,
                                          head=head_revision())
     return current
-
-
-def check_schema(connection, url="the database"):
-    """Check the schema of a database before the driver uses it.
-
-    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
-
-    :param connection: an open SQLAlchemy connection.
-    :param url: the database, for the message (no password).
-    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
-        missing or at an older revision.
-    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
-        a recorded revision.
-    """
-    current = revision_of(connection)
-    check_revision(current, url,
-                   tables_of(connection) if current is None else ())

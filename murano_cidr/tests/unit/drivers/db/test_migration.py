@@ -21,6 +21,7 @@ from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
 from murano_cidr.cmd import status
 from murano_cidr.drivers.db import migration
+from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -90,6 +91,11 @@ class TestMigration(base.TestCase):
                           revisions.check_revision, None)
         # A revision this code does not know is a newer schema: accepted.
         revisions.check_revision("0123456789ab")
+
+    def test_the_models_revision_is_the_head(self):
+        # The driver checks a database against models.REVISION without
+        # reading alembic's scripts: a new migration moves both.
+        self.assertEqual(revisions.head_revision(), models.REVISION)
 
     def test_include_object_sees_our_tables_only(self):
         self.assertTrue(revisions.include_object(
