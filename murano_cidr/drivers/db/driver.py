@@ -227,15 +227,18 @@ class DbDriver(base.AllocatorDriver):
             LOG.info("Released the allocation of owner %s", owner)
         return released
 
+    # NOTE: what only the commands ask (lists, counts, freeing, deleting a
+    # scope, importing) is in records.py and importing.py, imported where
+    # it is asked: an engine, which never asks it, does not load them.
+
     def list_released(self, scope=None):
-        scope = allocation_mod.validate_scope(scope)
-        rows = self.database.read(statements.list_released, scope)
-        rows = sorted(rows, key=lambda r: (r.scope, r.ip_version,
-                                           r.range_first))
-        return [models.to_allocation(r) for r in rows]
+        from murano_cidr.drivers.db import records
+        return records.released(self.database,
+                                allocation_mod.validate_scope(scope))
 
     def free_released(self, held):
-        freed = self.database.write(statements.free, held)
+        from murano_cidr.drivers.db import records
+        freed = records.free(self.database, held)
         if freed:
             LOG.info("Freed the released %s of scope %s (owner %s)",
                      held.cidr, held.scope, held.owner)
@@ -247,29 +250,21 @@ class DbDriver(base.AllocatorDriver):
         return models.to_allocation(row) if row is not None else None
 
     def list(self, scope=None):
-        scope = allocation_mod.validate_scope(scope)
-        rows = self.database.read(statements.list_rows, scope)
-        rows = sorted(rows, key=lambda r: (r.scope is not None,
-                                           r.scope or "", r.ip_version,
-                                           r.range_first))
-        return [models.to_allocation(r) for r in rows]
+        from murano_cidr.drivers.db import records
+        return records.live(self.database,
+                            allocation_mod.validate_scope(scope))
 
     def usage(self, scope=None, ip_version=4, taken=()):
         """Count what a scope uses of the pool, reading only its rows.
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.usage`.
         """
+        from murano_cidr.drivers.db import records
         scope = allocation_mod.validate_scope(scope)
         pool = self.pool(ip_version)
         taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-
-        def read(conn):
-            back = statements.hold_back(conn, scope, pool.version,
-                                        *self.ages)
-            return (back.live, allocating.held_in_pool(conn, pool, scope),
-                    back.released)
-
-        allocations, held, released = self.database.read(read)
+        allocations, held, released = records.counts(self.database, pool,
+                                                     scope, self.ages)
         return self.usage_result(pool, scope, allocations, held, taken_set,
                                  released=released)
 
@@ -280,8 +275,9 @@ class DbDriver(base.AllocatorDriver):
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.release_scope`.
         """
+        from murano_cidr.drivers.db import records
         scope = allocation_mod.validate_scope(scope)
-        released = self.database.write(statements.delete_scope, scope)
+        released = records.delete_scope(self.database, scope)
         self._hints.forget(scope)
         LOG.info("Released %d allocations of scope %s", released, scope)
         return released
@@ -294,8 +290,6 @@ class DbDriver(base.AllocatorDriver):
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.import_allocations`
         and :mod:`murano_cidr.drivers.db.importing`.
         """
-        # NOTE: imported here: importing is an operator's command, and an
-        # engine, which never runs it, does not load it.
         from murano_cidr.drivers.db import importing as db_importing
         recorded = db_importing.import_allocations(self.database, allocations)
         if recorded:

@@ -23,6 +23,7 @@ import datetime
 
 import netaddr
 from oslo_db import exception as db_exc
+import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers.db import models
@@ -35,6 +36,9 @@ from murano_cidr import taken as taken_mod
 #: New rows from which an import on PostgreSQL refreshes the table's
 #: statistics: autovacuum's own threshold.
 ANALYZE_AFTER = 50
+
+#: Owners looked up per statement.
+CHUNK = 500
 
 
 def import_allocations(database, allocations):
@@ -100,7 +104,7 @@ def _record(conn, items):
     for scope in sorted({item["scope"] for item in items
                          if item["scope"] is not None}):
         statements.lock_scope(conn, scope)
-    existing = statements.get_many(conn, [item["owner"] for item in items])
+    existing = _get_many(conn, [item["owner"] for item in items])
     new = []
     for item in items:
         row = existing.get(item["owner"])
@@ -123,7 +127,8 @@ def _record(conn, items):
                 other_owner=row.owner or "(released, its subnet may "
                 "still be on the router)")
     try:
-        statements.insert(conn, new)
+        if new:
+            conn.execute(sa.insert(statements.ALLOCATIONS), new)
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
         raise exceptions.InvalidArgument(
             name="allocations", value="(%d new)" % len(new),
@@ -140,6 +145,17 @@ def _record(conn, items):
         # warning, not an error.
         conn.exec_driver_sql("ANALYZE " + statements.ALLOCATIONS.name)
     return new
+
+
+def _get_many(conn, owners):
+    """Return the rows of several owners, as a dictionary by owner."""
+    result = {}
+    owners = sorted(set(owners))
+    for i in range(0, len(owners), CHUNK):
+        for row in conn.execute(sa.select(*statements.COLUMNS).where(
+                statements.ALLOCATIONS.c.owner.in_(owners[i:i + CHUNK]))):
+            result[row.owner] = row
+    return result
 
 
 class _Row(object):

@@ -10,12 +10,15 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The SQL of the ``db`` driver: one function per statement.
+"""The SQL of the ``db`` driver's allocations: one function per statement.
 
 Every function takes an open connection inside a transaction
 (:meth:`murano_cidr.drivers.db.api.Database.write` or ``read``) and uses
 SQLAlchemy Core only, the same on SQLite, MySQL/MariaDB and PostgreSQL;
-a statement with variants is built once and cached.
+a statement with variants is built once and cached. What only the
+commands run (lists, counts, deleting a scope) is in
+:mod:`murano_cidr.drivers.db.records`, an import's in
+:mod:`murano_cidr.drivers.db.importing`.
 
 "What overlaps [first, last]?" is the rows starting inside the range
 plus the CIDRs containing ``first``, which start at ``first`` with some
@@ -36,17 +39,17 @@ from murano_cidr.drivers.db import models
 ALLOCATIONS = models.Allocation.__table__
 SCOPES = models.Scope.__table__
 
-#: Owners looked up per statement when many are read at once.
-CHUNK = 500
+#: The columns of an :class:`~murano_cidr.allocation.Allocation`.
+COLUMNS = (ALLOCATIONS.c.owner, ALLOCATIONS.c.scope,
+           ALLOCATIONS.c.ip_version, ALLOCATIONS.c.cidr,
+           ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
+           ALLOCATIONS.c.confirmed, ALLOCATIONS.c.created_at)
+#: A released row, held back.
+HELD = ALLOCATIONS.c.released_at.isnot(None)
 
-_COLUMNS = (ALLOCATIONS.c.owner, ALLOCATIONS.c.scope,
-            ALLOCATIONS.c.ip_version, ALLOCATIONS.c.cidr,
-            ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
-            ALLOCATIONS.c.confirmed, ALLOCATIONS.c.created_at)
-_HELD = ALLOCATIONS.c.released_at.isnot(None)
 
-
-def _scope_is(scope):
+def scope_is(scope):
+    """The condition on a row's scope (None: the rows without one)."""
     if scope is None:
         return ALLOCATIONS.c.scope.is_(None)
     return ALLOCATIONS.c.scope == scope
@@ -81,31 +84,12 @@ def lock_scope(conn, scope, create=True):
     return True
 
 
-_GET = sa.select(*_COLUMNS).where(ALLOCATIONS.c.owner == sa.bindparam("owner"))
+_GET = sa.select(*COLUMNS).where(ALLOCATIONS.c.owner == sa.bindparam("owner"))
 
 
 def get(conn, owner):
     """Return the row of ``owner``, or None."""
     return conn.execute(_GET, {"owner": owner}).first()
-
-
-def get_many(conn, owners):
-    """Return the rows of several owners, as a dictionary by owner."""
-    result = {}
-    owners = sorted(set(owners))
-    for i in range(0, len(owners), CHUNK):
-        for row in conn.execute(sa.select(*_COLUMNS).where(
-                ALLOCATIONS.c.owner.in_(owners[i:i + CHUNK]))):
-            result[row.owner] = row
-    return result
-
-
-def list_rows(conn, scope=None):
-    """Return every live row (not released), or those of one scope."""
-    stmt = sa.select(*_COLUMNS).where(ALLOCATIONS.c.released_at.is_(None))
-    if scope is not None:
-        stmt = stmt.where(ALLOCATIONS.c.scope == scope)
-    return conn.execute(stmt).fetchall()
 
 
 def _containing_starts(first, ip_version):
@@ -258,15 +242,6 @@ def insert_if_free(conn, values):
                         params).rowcount == 1
 
 
-def insert(conn, allocations):
-    """Insert allocations (an import: checked by its caller).
-
-    :param allocations: dictionaries with every column but ``id``.
-    """
-    if allocations:
-        conn.execute(sa.insert(ALLOCATIONS), allocations)
-
-
 def row_values(owner, scope, ip_version, network, confirmed, created_at=None):
     """Return the column values of an allocation of ``network``."""
     return {"owner": owner, "scope": scope, "ip_version": ip_version,
@@ -293,17 +268,6 @@ def delete(conn, owner):
     """Delete the row of ``owner``; True if there was one."""
     return conn.execute(sa.delete(ALLOCATIONS).where(
         ALLOCATIONS.c.owner == owner)).rowcount > 0
-
-
-def delete_scope(conn, scope):
-    """Delete every row of a scope, its lock taken first; the scope stays.
-
-    :returns: how many allocations were deleted.
-    """
-    if scope is not None:
-        lock_scope(conn, scope, create=False)
-    return conn.execute(sa.delete(ALLOCATIONS).where(
-        _scope_is(scope))).rowcount
 
 
 def confirm(conn, owner):
@@ -339,15 +303,6 @@ def release(conn, owner):
     return result.rowcount > 0 or delete(conn, owner)
 
 
-def list_released(conn, scope=None):
-    """Return the released rows still held, of one scope or all."""
-    stmt = sa.select(*_COLUMNS, ALLOCATIONS.c.released_owner,
-                     ALLOCATIONS.c.released_at).where(_HELD)
-    if scope is not None:
-        stmt = stmt.where(ALLOCATIONS.c.scope == scope)
-    return conn.execute(stmt).fetchall()
-
-
 def hold_back(conn, scope, ip_version, grace, timeout):
     """Say what a scope holds back, by the server's clock.
 
@@ -367,29 +322,12 @@ def hold_back(conn, scope, ip_version, grace, timeout):
 
     return conn.execute(sa.select(
         count_if(ALLOCATIONS.c.released_at.is_(None)).label("live"),
-        count_if(_HELD).label("released"),
+        count_if(HELD).label("released"),
         count_if(in_grace).label("in_grace"),
         sa.func.min(sa.case((in_grace, ALLOCATIONS.c.released_at)))
         .label("first_release"),
         count_if(unconfirmed).label("unconfirmed"),
         sa.func.min(sa.case((unconfirmed, ALLOCATIONS.c.created_at)))
         .label("first_reservation")).where(
-            _scope_is(scope),
+            scope_is(scope),
             ALLOCATIONS.c.ip_version == ip_version)).first()
-
-
-def free(conn, held):
-    """Free one released row, as listed before; True if it was still there.
-
-    :param held: an :class:`~murano_cidr.allocation.Allocation` from
-        :func:`~.models.to_allocation`; a row released again since (another
-        ``released_at``) is left alone.
-    """
-    if held.scope is None or held.released_at is None:
-        return False
-    return conn.execute(sa.delete(ALLOCATIONS).where(
-        ALLOCATIONS.c.scope == held.scope,
-        ALLOCATIONS.c.ip_version == held.ip_version,
-        ALLOCATIONS.c.cidr == held.cidr,
-        ALLOCATIONS.c.released_at == models.naive_utc(held.released_at),
-        _HELD)).rowcount > 0
