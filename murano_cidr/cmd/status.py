@@ -50,7 +50,6 @@ from oslo_upgradecheck import upgradecheck
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
-from murano_cidr import drivers as driver_package
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
@@ -119,7 +118,7 @@ class Checks(upgradecheck.UpgradeCommands):
         super().__init__()
         self.conf = conf
         if drivers is None:
-            drivers = driver_package.driver_classes()
+            drivers = driver_commands.driver_classes()
         self.drivers = drivers
         checks = [("Pool geometry", Checks.check_pool),
                   ("Allocator driver", Checks.check_driver),

@@ -95,6 +95,44 @@ class DriverCommands(object):
         """
 
 
+def driver_classes():
+    """Return the class of every installed driver that loads, by name.
+
+    A driver whose module cannot be imported (an optional library is
+    missing) is left out and logged; allocator.get_allocator reports it
+    when it is the configured one.
+
+    :returns: a dictionary from entry point name to driver class, in name
+        order.
+    """
+    return loaded(drivers.NAMESPACE, "Allocator driver %s")
+
+
+def loaded(namespace, what):
+    """Return what each entry point of ``namespace`` that loads names.
+
+    One that cannot be loaded is left out and logged (:func:`log_failure`).
+
+    :param namespace: an entry point namespace.
+    :param what: how the log names an entry point, ``%s`` its name.
+    :returns: a dictionary from entry point name to the object it names,
+        in name order.
+    """
+    manager = stevedore.ExtensionManager(
+        namespace, invoke_on_load=False,
+        on_load_failure_callback=functools.partial(log_failure, what))
+    return {ext.name: ext.plugin
+            for ext in sorted(manager, key=lambda ext: ext.name)}
+
+
+def log_failure(what, manager, entrypoint, exception):
+    """Log an entry point stevedore could not load (its failure callback).
+
+    :param what: how to name the entry point, ``%s`` its name.
+    """
+    LOG.warning(what + " cannot be loaded: %s", entrypoint.name, exception)
+
+
 def installed():
     """Return the command side of every installed driver that has one.
 
@@ -103,7 +141,7 @@ def installed():
     :returns: a dictionary from driver name to :class:`DriverCommands`
         subclass, in name order.
     """
-    return drivers.loaded(NAMESPACE, _WHAT)
+    return loaded(NAMESPACE, _WHAT)
 
 
 def of(name):
@@ -147,7 +185,7 @@ def set_command_defaults(conf, configured_only=False):
     else:
         sides = [ext.plugin for ext in stevedore.NamedExtensionManager(
             NAMESPACE, [conf[opts.GROUP].driver], invoke_on_load=False,
-            on_load_failure_callback=functools.partial(drivers.log_failure,
+            on_load_failure_callback=functools.partial(log_failure,
                                                        _WHAT),
             warn_on_missing_entrypoint=False)]
     for commands in sides:

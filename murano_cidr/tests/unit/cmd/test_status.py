@@ -179,10 +179,10 @@ class TestMain(base.TestCase):
     def broken_entry_point(self):
         # Once the options are registered, loading the drivers' classes
         # fails.
-        package = mock.Mock(wraps=status.driver_package)
+        package = mock.Mock(wraps=status.driver_commands)
         package.driver_classes.side_effect = RuntimeError(
             "broken entry point")
-        self.useFixture(fixtures.MockPatchObject(status, "driver_package",
+        self.useFixture(fixtures.MockPatchObject(status, "driver_commands",
                                                  package))
 
     def run_status(self, config, *args):

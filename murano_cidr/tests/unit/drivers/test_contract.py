@@ -21,8 +21,8 @@ driver's file locks).
 
 import testscenarios
 
-from murano_cidr import drivers
 from murano_cidr.drivers import capabilities
+from murano_cidr.drivers import commands as driver_commands
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 
@@ -46,7 +46,7 @@ _EXTRA = {"db": {"prepare": prepare_db},
 
 def _scenarios(keeps_state):
     return [(name, dict(_EXTRA.get(name, {}), driver_name=name))
-            for name, driver in drivers.driver_classes().items()
+            for name, driver in driver_commands.driver_classes().items()
             if driver.has(capabilities.Capability.KEEPS_STATE)
             == keeps_state]
 
