@@ -106,18 +106,6 @@ def interval_of(value, name="taken"):
     return net.version, net.first, net.last
 
 
-def merge_intervals(intervals):
-    """Sort and merge inclusive ``(first, last)`` integer intervals.
-
-    Overlapping and adjacent intervals are joined.
-
-    :param intervals: an iterable of ``(first, last)`` pairs.
-    :returns: a list of disjoint, sorted ``(first, last)`` pairs.
-    """
-    starts, ends = _merge(intervals)
-    return list(zip(starts, ends))
-
-
 def _merge(intervals):
     # Sorting on the first address alone is enough to merge, and much
     # cheaper than comparing pairs.
@@ -232,18 +220,6 @@ class TakenSet(object):
         """
         i = bisect.bisect_right(self._starts, last) - 1
         return i >= 0 and self._ends[i] >= first
-
-    def overlaps_cidr(self, cidr):
-        """Tell whether a CIDR overlaps anything taken.
-
-        :param cidr: a CIDR string or :class:`netaddr.IPNetwork`.
-        :returns: True on overlap; False for a CIDR of another IP version.
-        :raises murano_cidr.exceptions.InvalidCidr: for a bad CIDR.
-        """
-        net = parse_cidr(cidr, "cidr")
-        if net.version != self.version:
-            return False
-        return self.overlaps(net.first, net.last)
 
     def union(self, other):
         """Return a new set holding the addresses of both sets.

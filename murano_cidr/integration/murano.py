@@ -60,28 +60,6 @@ from murano_cidr import opts
 LOG = logging.getLogger(__name__)
 
 
-def router_cidrs(client, router_id):
-    """Read the CIDRs of the subnets plugged into a router.
-
-    The engine's reading, filtered: ``list_ports(device_id=router_id)``, the
-    ``subnet_id`` of each port's ``fixed_ips``, then the ``cidr`` of those
-    subnets only (``list_subnets(id=[...])``). A subnet the client cannot
-    see (one of another project, for a non-admin client) is left out, as it
-    always was.
-
-    :param client: a python-neutronclient ``Client`` (or anything answering
-        ``list_ports`` and ``list_subnets`` with the same shapes).
-    :param router_id: the router's id; None or empty for no router.
-    :returns: a list of CIDR strings, possibly empty.
-    :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron client
-        call raises (any error: unreachable endpoint, expired token,
-        forbidden...; the client's exception is its ``__cause__``) or
-        Neutron answers with something that is not a port or subnet
-        listing. Nothing is allocated.
-    """
-    return neutron.RouterReader(client, router_id)()
-
-
 def register_opts(conf=None):
     """Register murano-cidr's options on the engine's configuration.
 

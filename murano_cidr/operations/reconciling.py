@@ -87,7 +87,7 @@ class RouterListing(object):
 def router_listing(client, router_ids):
     """Read what each router carries, for reconciling.
 
-    Unlike :func:`murano_cidr.integration.murano.router_cidrs` (the
+    Unlike :class:`murano_cidr.integration.neutron.RouterReader` (the
     engine's reading), a subnet on a router's port that the client cannot
     see is not left out silently: that router's listing is marked
     incomplete, so nothing of its scope is released. Use a client with the

@@ -83,7 +83,7 @@ class Database(object):
         once, before the first transaction, that raises
         :class:`~murano_cidr.exceptions.DatabaseNotSynced` if the schema
         does not fit this code (the driver passes
-        :func:`murano_cidr.drivers.db.models.check_schema`); None for no
+        :func:`murano_cidr.drivers.db.driver.check_schema`); None for no
         check (migrations themselves).
     :raises murano_cidr.exceptions.InvalidConfig: for a connection URL that
         cannot be parsed or names an unknown database.
@@ -239,7 +239,7 @@ class Database(object):
         logged; no attempt starts after ``deadline``, so the first call of
         a process ends within the bound of any other (the console scripts
         default to fewer attempts, see
-        :func:`murano_cidr.drivers.db.options.set_command_defaults`).
+        :meth:`murano_cidr.drivers.db.commands.DbCommands.command_defaults`).
         Returns at once after a connection succeeded.
 
         :param deadline: a :func:`time.monotonic` time; None for

@@ -40,7 +40,14 @@ class DbCommands(commands.DriverCommands):
 
     @classmethod
     def command_defaults(cls, conf):
-        options.set_command_defaults(conf)
+        """Give a console script a shorter wait for an unreachable database.
+
+        Values from the configuration files still win.
+        """
+        conf.set_default("max_retries", options.COMMAND_MAX_RETRIES,
+                         group=options.GROUP)
+        conf.set_default("retry_interval", options.COMMAND_RETRY_INTERVAL,
+                         group=options.GROUP)
 
     @classmethod
     def manage_commands(cls, subparsers):

@@ -116,7 +116,7 @@ class DbDriver(base.AllocatorDriver):
     def __init__(self, conf):
         super().__init__(conf)
         self.database = api.Database(conf,
-                                     schema_check=models.check_schema)
+                                     schema_check=check_schema)
         self._hints = allocating.Hints()
         #: ``(release_grace, reservation_timeout)``, in seconds.
         self.ages = (conf[opts.GROUP].release_grace,
@@ -304,3 +304,25 @@ def _after(moment, seconds):
     """``moment`` (naive UTC) plus ``seconds``, to the second, as text."""
     return (moment + datetime.timedelta(seconds=seconds)).strftime(
         "%Y-%m-%d %H:%M:%S")
+
+
+def check_schema(connection, url="the database"):
+    """Check the schema of a database before the driver uses it.
+
+    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
+
+    :param connection: an open SQLAlchemy connection.
+    :param url: the database, for the message (no password).
+    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
+        missing or at an older revision.
+    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
+        a recorded revision.
+    """
+    current = models.revision_of(connection)
+    if current == models.REVISION:
+        return
+    # NOTE: alembic's scripts are read (to tell an older revision from a
+    # newer one) only for a database at another revision than this code's.
+    from murano_cidr.drivers.db import revisions
+    revisions.check_revision(current, url, revisions.tables_of(connection)
+                             if current is None else ())

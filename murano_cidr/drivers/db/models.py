@@ -176,14 +176,6 @@ def _utc(moment):
     return moment
 
 
-def naive_utc(moment):
-    """Return ``moment`` as naive UTC, as the tables keep it."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(datetime.timezone.utc).replace(
-            tzinfo=None)
-    return moment
-
-
 def to_allocation(row):
     """Turn a row into a :class:`~murano_cidr.allocation.Allocation`.
 
@@ -207,25 +199,3 @@ def revision_of(connection):
     context = alembic_migration.MigrationContext.configure(
         connection, opts={"version_table": VERSION_TABLE})
     return context.get_current_revision()
-
-
-def check_schema(connection, url="the database"):
-    """Check the schema of a database before the driver uses it.
-
-    Given to :class:`murano_cidr.drivers.db.api.Database` by the driver.
-
-    :param connection: an open SQLAlchemy connection.
-    :param url: the database, for the message (no password).
-    :raises murano_cidr.exceptions.DatabaseNotSynced: if the tables are
-        missing or at an older revision.
-    :raises murano_cidr.exceptions.ForeignTables: if tables exist without
-        a recorded revision.
-    """
-    current = revision_of(connection)
-    if current == REVISION:
-        return
-    # NOTE: alembic's scripts are read (to tell an older revision from a
-    # newer one) only for a database at another revision than this code's.
-    from murano_cidr.drivers.db import revisions
-    revisions.check_revision(current, url, revisions.tables_of(connection)
-                             if current is None else ())

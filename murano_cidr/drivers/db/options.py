@@ -29,7 +29,8 @@ GROUP = "cidr_allocator_database"
 
 #: The first-connection retries of the console scripts, which an operator
 #: waits for: they replace the defaults of ``max_retries`` and
-#: ``retry_interval`` (see :func:`set_command_defaults`).
+#: ``retry_interval`` (see
+#: :meth:`murano_cidr.drivers.db.commands.DbCommands.command_defaults`).
 COMMAND_MAX_RETRIES = 2
 COMMAND_RETRY_INTERVAL = 1
 
@@ -190,15 +191,3 @@ def list_opts():
     """
     return [(opts.cidr_allocator_group, copy.deepcopy(release_opts)),
             (database_group, copy.deepcopy(database_opts))]
-
-
-def set_command_defaults(conf):
-    """Give a console script a shorter wait for an unreachable database.
-
-    Values from the configuration files still win.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the ``db``
-        driver's options registered.
-    """
-    conf.set_default("max_retries", COMMAND_MAX_RETRIES, group=GROUP)
-    conf.set_default("retry_interval", COMMAND_RETRY_INTERVAL, group=GROUP)

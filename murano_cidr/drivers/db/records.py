@@ -19,6 +19,8 @@ calls. They run in the driver's transactions, with its retries, on the
 SQL of :mod:`murano_cidr.drivers.db.statements`.
 """
 
+import datetime
+
 import sqlalchemy as sa
 
 from murano_cidr.drivers.db import allocating
@@ -64,6 +66,14 @@ def released(database, scope=None):
     return [models.to_allocation(r) for r in rows]
 
 
+def _naive_utc(moment):
+    """Return ``moment`` as naive UTC, as the tables keep it."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(
+            tzinfo=None)
+    return moment
+
+
 def _free(conn, held):
     if held.scope is None or held.released_at is None:
         return False
@@ -71,7 +81,7 @@ def _free(conn, held):
         ALLOCATIONS.c.scope == held.scope,
         ALLOCATIONS.c.ip_version == held.ip_version,
         ALLOCATIONS.c.cidr == held.cidr,
-        ALLOCATIONS.c.released_at == models.naive_utc(held.released_at),
+        ALLOCATIONS.c.released_at == _naive_utc(held.released_at),
         statements.HELD)).rowcount > 0
 
 

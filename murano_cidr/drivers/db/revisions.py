@@ -20,7 +20,7 @@ revision with the revisions this code knows; it changes nothing. Running
 migrations is :mod:`murano_cidr.drivers.db.migration`'s job. The driver
 loads it only for a database that is not at
 :data:`~murano_cidr.drivers.db.models.REVISION`
-(:func:`~murano_cidr.drivers.db.models.check_schema`).
+(:func:`~murano_cidr.drivers.db.driver.check_schema`).
 """
 
 import enum

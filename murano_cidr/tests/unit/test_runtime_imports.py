@@ -56,7 +56,6 @@ DRIVER_MODULES = {
         "murano_cidr.drivers.db.driver",
         "murano_cidr.drivers.db.models", "murano_cidr.drivers.db.options",
         "murano_cidr.drivers.db.misconfigured",
-        "murano_cidr.drivers.db.revisions",
         "murano_cidr.drivers.db.statements",
         "murano_cidr.drivers.db.sqlite_faults",
         "murano_cidr.drivers.db.sqlite_writer",
@@ -76,15 +75,16 @@ DRIVER_MODULES = {
 
 #: The lines of murano-cidr an engine may import, by driver: 9,772 for
 #: both ``db`` and ``lock`` before they were cut. The target is 5,000;
-#: ``db`` (about 6,200: its SQL, SQLite and schema check modules) is not
-#: there yet.
-LINE_BUDGET = {"db": 6400, "lock": 5000, "random": 5000, "legacy": 5000}
+#: ``db`` (5,941 in 31 modules, its SQL, SQLite and error-naming modules
+#: among them) is not there yet: doc/source/contributor/drivers.rst.
+LINE_BUDGET = {"db": 6000, "lock": 5000, "random": 5000, "legacy": 5000}
 
 #: What an engine never imports, whatever its driver.
 NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",
          "murano_cidr.confutils", "murano_cidr.drivers.commands",
          "murano_cidr.drivers.db.commands",
          "murano_cidr.drivers.db.importing", "murano_cidr.drivers.db.manage",
+         "murano_cidr.drivers.db.records",
          "murano_cidr.drivers.db.migration", "murano_cidr.drivers.db.status",
          "murano_cidr.drivers.db.synclock",
          "murano_cidr.drivers.lock.commands",
@@ -213,13 +213,14 @@ print(json.dumps({
 """
 
 
-def run_engine(test, driver):
-    """Run :data:`ENGINE` with ``driver``; return its report.
+def engine_report(driver, state):
+    """Run :data:`ENGINE` with ``driver``, its state in ``state``.
 
     The ``db`` driver's SQLite database is synced first by
     ``murano-cidr-manage db sync``, in a process of its own.
+
+    :returns: the engine's :class:`subprocess.CompletedProcess`.
     """
-    state = test.useFixture(fixtures.TempDir()).path
     if driver == "db":
         conf = os.path.join(state, "manage.conf")
         with open(conf, "w") as f:
@@ -229,9 +230,14 @@ def run_engine(test, driver):
         subprocess.run([sys.executable, "-m", "murano_cidr.cmd.manage",
                         "--config-file", conf, "db", "sync"], check=True,
                        capture_output=True)
-    done = subprocess.run([sys.executable, "-c", ENGINE, driver, state,
+    return subprocess.run([sys.executable, "-c", ENGINE, driver, state,
                            json.dumps(OWN_GROUPS)],
                           capture_output=True, text=True)
+
+
+def run_engine(test, driver):
+    """Run :data:`ENGINE` with ``driver``; return its report."""
+    done = engine_report(driver, test.useFixture(fixtures.TempDir()).path)
     test.assertEqual(0, done.returncode, done.stderr)
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -301,3 +307,23 @@ class TestTools(base.TestCase):
         modules = json.loads(out.splitlines()[-1])
         self.assertEqual([], [m for m in modules
                               if inside(m, ("tqdm", "matplotlib"))])
+
+
+def main():
+    """Print what each driver's engine imports of murano-cidr.
+
+    ``python -m murano_cidr.tests.unit.test_runtime_imports``: the lines
+    and modules, as the tests count them.
+    """
+    for driver in sorted(DRIVER_MODULES):
+        with fixtures.TempDir() as state:
+            done = engine_report(driver, state.path)
+        if done.returncode:
+            sys.exit(done.stderr)
+        modules = json.loads(done.stdout.splitlines()[-1])["modules"]
+        print("%-6s %5d lines in %2d modules" % (
+            driver, sum(modules.values()), len(modules)))
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ import fixtures
 from murano_cidr.drivers import stateless
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
+from murano_cidr.integration import neutron
 from murano_cidr.operations import reconciling
 from murano_cidr.tests import base
 
@@ -121,6 +122,11 @@ class SpyDriver(stateless.StatelessDriver):
         return True
 
 
+def router_cidrs(client, router_id):
+    """The engine's reading of a router's CIDRs."""
+    return neutron.RouterReader(client, router_id)()
+
+
 class TestRouterCidrs(base.TestCase):
 
     def test_reads_the_subnets_on_the_router_only(self):
@@ -137,7 +143,7 @@ class TestRouterCidrs(base.TestCase):
                      subnet("e", "10.0.5.0/24", project=OTHER_PROJECT)])
         self.assertEqual(
             ["10.0.1.0/24", "10.0.2.0/24", "fd00:1::/64", "172.24.4.0/24"],
-            murano.router_cidrs(client, ROUTER))
+            router_cidrs(client, ROUTER))
         # Both calls filtered: the project's other subnets are not listed.
         self.assertEqual([("list_ports", {"device_id": ROUTER}),
                           ("list_subnets", {"id": ["a", "b", "c", "ext"]})],
@@ -151,25 +157,25 @@ class TestRouterCidrs(base.TestCase):
                    port(ROUTER, "ha", owner="network:router_ha_interface",
                         project="")],
             subnets=[subnet("a", "10.0.1.0/24")])
-        self.assertEqual(["10.0.1.0/24"], murano.router_cidrs(client, ROUTER))
+        self.assertEqual(["10.0.1.0/24"], router_cidrs(client, ROUTER))
 
     def test_router_without_ports_lists_no_subnets(self):
         client = FakeNeutron(subnets=[subnet("a", "10.0.1.0/24")])
-        self.assertEqual([], murano.router_cidrs(client, ROUTER))
+        self.assertEqual([], router_cidrs(client, ROUTER))
         self.assertEqual(["list_ports"], [c[0] for c in client.calls])
 
     def test_no_router_asks_neutron_nothing(self):
         client = FakeNeutron(ports=[port(ROUTER, "a")],
                              subnets=[subnet("a", "10.0.1.0/24")])
         for router_id in (None, ""):
-            self.assertEqual([], murano.router_cidrs(client, router_id))
+            self.assertEqual([], router_cidrs(client, router_id))
         self.assertEqual([], client.calls)
 
     def test_malformed_answer_is_a_clear_error(self):
         client = FakeNeutron(ports=[port(ROUTER, "a")])
         client.list_subnets = lambda **kw: {"networks": []}
         e = self.assertRaises(exceptions.BackendUnavailable,
-                              murano.router_cidrs, client, ROUTER)
+                              router_cidrs, client, ROUTER)
         self.assertIn("Neutron", str(e))
         self.assertIn(ROUTER, str(e))
 
@@ -179,7 +185,7 @@ class TestRouterCidrs(base.TestCase):
             client = FailingNeutron(failing, ports=[port(ROUTER, "a")],
                                     subnets=[subnet("a", "10.0.1.0/24")])
             e = self.assertRaises(exceptions.BackendUnavailable,
-                                  murano.router_cidrs, client, ROUTER)
+                                  router_cidrs, client, ROUTER)
             self.assertIsInstance(e.__cause__, NeutronClientException)
             self.assertEqual(
                 "Neutron is unavailable: %s failed while reading the "

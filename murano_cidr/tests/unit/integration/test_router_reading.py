@@ -70,7 +70,8 @@ class TestRouterReader(base.TestCase):
         client.list_subnets = lambda **kw: {"subnets": [
             fakes.subnet("a", "10.0.1.0/24"),
             fakes.subnet("z", "10.0.9.0/24")]}
-        self.assertEqual(["10.0.1.0/24"], murano.router_cidrs(client, ROUTER))
+        self.assertEqual(["10.0.1.0/24"],
+                         neutron.RouterReader(client, ROUTER)())
 
 
 class UriLimitedNeutron(fakes.FakeNeutron):
