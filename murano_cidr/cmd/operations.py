@@ -32,9 +32,14 @@ Exit codes, beyond those of :mod:`murano_cidr.cmd.common`:
 """
 
 import argparse
+import contextlib
 import datetime
+import importlib.util
+import json
 import os
+import stat
 import sys
+import textwrap
 
 from murano_cidr.cmd import common
 from murano_cidr.cmd import output
@@ -203,15 +208,19 @@ def do_import(conf):
     with store.open_driver(
             conf, require=(Capability.SHARES_STATE, Capability.IMPORTS),
             action="import allocations") as driver:
-        rows = importing.read_file(args.file, driver.pools,
-                                   args.input_format)
-        importing.plan(rows, driver.list())
-        counts = importing.count(rows)
-        blocked = counts[importing.INVALID] or counts[importing.CONFLICT]
-        if not args.dry_run and (args.continue_on_error or not blocked):
-            importing.apply(driver, rows, args.continue_on_error)
+        with _progress(_size(args.file), "bytes read") as bar:
+            rows = importing.read_file(args.file, driver.pools,
+                                       args.input_format, progress=bar)
+        with rows:
+            importing.plan(rows, driver.list())
             counts = importing.count(rows)
-    _print_import(args, rows, counts)
+            blocked = counts[importing.INVALID] or counts[importing.CONFLICT]
+            if not args.dry_run and (args.continue_on_error or not blocked):
+                with _progress(counts[importing.NEW], "rows written") as bar:
+                    importing.apply(driver, rows, args.continue_on_error,
+                                    progress=bar)
+                counts = importing.count(rows)
+            _print_import(args, rows, counts)
     if not blocked:
         return None
     code = (common.EXIT_USAGE if counts[importing.INVALID]
@@ -230,14 +239,37 @@ def do_import(conf):
     return code
 
 
+def _size(path):
+    """The size of a regular file, for the progress bar; else None."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+@contextlib.contextmanager
+def _progress(total, description):
+    """Yield a function counting progress, drawn on a terminal only.
+
+    The bar is tqdm's (the simulate and bench extras install it); without
+    tqdm, or when standard error is not a terminal, nothing is drawn.
+    """
+    from murano_cidr.measuring import progress
+    if not progress.wanted() or importlib.util.find_spec("tqdm") is None:
+        yield None
+        return
+    with progress.progress(total, description=description,
+                           unit_scale=True) as bar:
+        bar.started()
+        yield bar.advance
+
+
 def _print_import(args, rows, counts):
     if args.format == output.JSON:
-        output.emit(args.format, {"file": args.file, "dry_run": args.dry_run,
-                                  "counts": counts,
-                                  "rows": [r.to_dict() for r in rows]})
+        _print_import_json(args, rows, counts)
         return
-    shown = [r for r in rows if r.status in (importing.INVALID,
-                                             importing.CONFLICT)]
+    shown = list(rows.select(importing.INVALID, importing.CONFLICT))
     if shown:
         output.emit(args.format, None, IMPORT_HEADERS, [
             (r.where, r.status) + r.shown() + (r.reason,) for r in shown])
@@ -247,6 +279,19 @@ def _print_import(args, rows, counts):
     print("%s %d, already recorded %d, invalid %d, conflicting %d"
           % (verb, done, counts[importing.PRESENT], counts[importing.INVALID],
              counts[importing.CONFLICT]))
+
+
+def _print_import_json(args, rows, counts):
+    """Print what ``output.emit`` would, one row at a time."""
+    head = json.dumps({"file": args.file, "dry_run": args.dry_run,
+                       "counts": counts}, indent=2, sort_keys=True)
+    # "rows" sorts last: the object is the head, then the list.
+    print(head[:-2] + ',\n  "rows": [')
+    for n, row in enumerate(rows, 1):
+        text = json.dumps(row.to_dict(), indent=2, sort_keys=True)
+        print(textwrap.indent(text, "    ") +
+              ("," if n < len(rows) else ""))
+    print("  ]\n}")
 
 
 def _live_owners(args):

@@ -243,6 +243,23 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             "%s announces Capability.IMPORTS but does not implement "
             "import_allocations" % type(self).__name__)
 
+    def import_stream(self, source):
+        """Record CIDRs that already exist, all or nothing, from a stream.
+
+        :meth:`import_allocations` for more allocations than fit in memory
+        at once: ``murano-cidr import`` of a large file. This version hands
+        them to :meth:`import_allocations` as one list; a driver that can
+        record them as they come overrides it.
+
+        :param source: a callable returning an iterable of
+            :class:`~murano_cidr.allocation.Allocation`; called again for
+            each attempt of a retried transaction, so it must start from
+            the first allocation each time.
+        :returns: the number of allocations newly recorded.
+        :raises: as :meth:`import_allocations`.
+        """
+        return len(self.import_allocations(list(source())))
+
     def usage(self, scope=None, ip_version=4, taken=()):
         """Count what a scope uses of the pool.
 

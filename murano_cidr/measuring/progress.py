@@ -36,8 +36,9 @@ class Progress(object):
     """
 
     def __init__(self, total, stream=None, description="trials", delay=1.0,
-                 interval=0.1):
+                 interval=0.1, unit_scale=False):
         self.total = total
+        self._unit_scale = unit_scale
         self.done = 0
         self._stream = stream
         self._description = description
@@ -54,15 +55,19 @@ class Progress(object):
                               file=self._stream,
                               unit=" " + self._description,
                               delay=self._delay, mininterval=self._interval,
-                              leave=False)
+                              unit_scale=self._unit_scale, leave=False)
 
     def __call__(self):
         """Count one step done (and start the bar if it was not)."""
-        self.done += 1
+        self.advance(1)
+
+    def advance(self, steps):
+        """Count ``steps`` steps done (and start the bar if it was not)."""
+        self.done += steps
         if self._bar is None:
             self.started()
         else:
-            self._bar.update(1)
+            self._bar.update(steps)
 
     def close(self):
         """Remove the bar from the terminal."""
@@ -84,7 +89,7 @@ def wanted(quiet=False, stream=None):
 
 @contextlib.contextmanager
 def progress(total, quiet=False, stream=None, description="trials",
-             delay=1.0, interval=0.1):
+             delay=1.0, interval=0.1, unit_scale=False):
     """Show a progress bar on standard error for runs longer than ``delay``.
 
     Nothing is shown with ``quiet`` or when the stream is not a terminal.
@@ -95,13 +100,14 @@ def progress(total, quiet=False, stream=None, description="trials",
     :param description: what the steps are.
     :param delay: seconds before the bar first shows.
     :param interval: least seconds between two redraws.
+    :param unit_scale: show large counts as 1.5M (tqdm's ``unit_scale``).
     :returns: a context manager yielding a :class:`Progress`: call it
         once a step, and call its ``started()`` when the counted work
         begins.
     """
     stream = sys.stderr if stream is None else stream
     bar = Progress(total, stream if wanted(quiet, stream) else None,
-                   description, delay, interval)
+                   description, delay, interval, unit_scale)
     try:
         yield bar
     finally:

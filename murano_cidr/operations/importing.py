@@ -22,7 +22,10 @@ client.
 Importing happens in two steps so that an operator sees every problem at
 once: :func:`read_file` parses and validates the file against the pools, and
 :func:`plan` compares it with what the driver holds. :func:`apply` records
-the new rows, all or nothing unless asked to continue past errors.
+the new rows, all or nothing unless asked to continue past errors. A CSV
+file is read as a stream and its rows kept on disk
+(:mod:`~murano_cidr.operations.import_rows`), so a file of millions of rows
+takes bounded memory.
 
 The file formats (JSON, CSV, the output of ``murano-cidr list --format
 json``, and the accepted column aliases) are described in
@@ -31,8 +34,6 @@ json``, and the accepted column aliases) are described in
 
 import bisect
 import collections
-import dataclasses
-import typing
 
 import netaddr
 from oslo_log import log as logging
@@ -40,6 +41,7 @@ from oslo_log import log as logging
 from murano_cidr import allocation as allocation_mod
 from murano_cidr import exceptions
 from murano_cidr.operations import files
+from murano_cidr.operations import import_rows
 
 LOG = logging.getLogger(__name__)
 
@@ -49,52 +51,16 @@ _FIELDS = ("owner", "cidr", "scope", "ip_version")
 #: Columns of ``murano-cidr list --format json`` that are not imported.
 _IGNORED = ("confirmed", "created_at", "released_at")
 
-#: Row states in a plan.
-NEW = "new"
-PRESENT = "present"
-INVALID = "invalid"
-CONFLICT = "conflict"
-IMPORTED = "imported"
+Row = import_rows.Row
+Rows = import_rows.Rows
+NEW = import_rows.NEW
+PRESENT = import_rows.PRESENT
+INVALID = import_rows.INVALID
+CONFLICT = import_rows.CONFLICT
+IMPORTED = import_rows.IMPORTED
 
-
-@dataclasses.dataclass
-class Row(object):
-    """One row of an import file and what becomes of it.
-
-    :ivar where: its place in the file (``line 4``, ``item 3``).
-    :ivar allocation: the :class:`~murano_cidr.allocation.Allocation`, or
-        None if the row is invalid.
-    :ivar status: :data:`NEW`, :data:`PRESENT`, :data:`INVALID`,
-        :data:`CONFLICT` or :data:`IMPORTED`.
-    :ivar reason: why, for anything but a new row.
-    """
-
-    where: str
-    allocation: typing.Optional[allocation_mod.Allocation]
-    status: str = NEW
-    reason: str = ""
-    #: What the file had for owner, cidr and scope, as text; shown for an
-    #: invalid row (no allocation).
-    given: dict = dataclasses.field(default_factory=dict)
-
-    def shown(self):
-        """Return ``(owner, cidr, scope)``: the allocation's, or the file's."""
-        if self.allocation is not None:
-            return (self.allocation.owner, self.allocation.cidr,
-                    self.allocation.scope)
-        return tuple(self.given.get(f) for f in ("owner", "cidr", "scope"))
-
-    def to_dict(self):
-        """Return the row as a JSON-friendly dictionary."""
-        result = {"where": self.where, "status": self.status,
-                  "reason": self.reason or None}
-        result.update(self.given)
-        if self.allocation is not None:
-            result.update(owner=self.allocation.owner,
-                          cidr=self.allocation.cidr,
-                          scope=self.allocation.scope,
-                          ip_version=self.allocation.ip_version)
-        return result
+#: Rows between two reports of progress.
+PROGRESS_EVERY = 1000
 
 
 def _normalise(record):
@@ -148,7 +114,11 @@ def _check_header(path):
 
 
 def _allocation(record, pools):
-    """Validate one record; return (allocation, error)."""
+    """Validate one record.
+
+    :returns: ``(allocation, network)`` (a :class:`netaddr.IPNetwork`), or
+        ``(None, error)``.
+    """
     if not isinstance(record, dict):
         return None, ("expected an object with scope, cidr and owner, got %s"
                       % type(record).__name__)
@@ -195,17 +165,18 @@ def _allocation(record, pools):
                       % (net, configured))
     return allocation_mod.Allocation(owner=owner, cidr=str(net.cidr),
                                      scope=scope, ip_version=net.version,
-                                     confirmed=True), None
+                                     confirmed=True), net
 
 
-def _records(path, text, fmt):
-    """Yield ``(where, record)`` pairs from the file's text."""
-    if files.detect_format(path, text, fmt) == files.CSV:
-        for line, record in files.parse_csv(path, text,
-                                            _check_header(path)):
+def _records(opened, fmt):
+    """Yield ``(where, record)`` pairs from an :class:`files.Input`."""
+    path = opened.path
+    if files.detect_format(path, opened.first, fmt) == files.CSV:
+        for line, record in files.iter_csv(path, opened.lines(),
+                                           _check_header(path)):
             yield "line %d" % line, record
         return
-    data = files.parse_json(path, text)
+    data = files.parse_json(path, opened.text())
     if isinstance(data, dict) and "allocations" in data:
         data = data["allocations"]
     if not isinstance(data, list):
@@ -216,7 +187,7 @@ def _records(path, text, fmt):
         yield "item %d" % number, record
 
 
-def read_file(path, pools, fmt=None):
+def read_file(path, pools, fmt=None, progress=None):
     """Read and validate an import file.
 
     Every row is checked on its own (fields, CIDR syntax, inside a pool) and
@@ -228,47 +199,37 @@ def read_file(path, pools, fmt=None):
         :class:`~murano_cidr.pool.Pool`, as a driver's ``pools``.
     :param fmt: ``"json"`` or ``"csv"``; None guesses from the name and
         content.
-    :returns: a list of :class:`Row`, invalid ones with status
+    :param progress: if given, called with the number of bytes read since
+        its last call, now and then.
+    :returns: a :class:`Rows` (close it), invalid rows with status
         :data:`INVALID` and a reason.
     :raises murano_cidr.exceptions.InvalidInputFile: if the file as a whole
         cannot be read or parsed, or holds no row.
     """
-    text = files.read_text(path)
-    rows = []
-    for where, record in _records(path, text, fmt):
-        allocation, error = _allocation(record, pools)
-        rows.append(Row(where, allocation, INVALID if error else NEW,
-                        error or "", _given(record) if error else {}))
-    if not rows:
-        raise exceptions.InvalidInputFile(path=path,
-                                          reason="holds no allocation")
-    _check_duplicates(rows)
+    rows = Rows()
+    try:
+        with files.open_input(path) as opened:
+            reported = 0
+            for where, record in _records(opened, fmt):
+                allocation, result = _allocation(record, pools)
+                if allocation is None:
+                    rows.add(Row(where, None, INVALID, result,
+                                 _given(record)))
+                else:
+                    rows.add(Row(where, allocation), result)
+                if progress is not None and not len(rows) % PROGRESS_EVERY:
+                    progress(opened.consumed - reported)
+                    reported = opened.consumed
+            if progress is not None:
+                progress(opened.consumed - reported)
+        if not len(rows):
+            raise exceptions.InvalidInputFile(path=path,
+                                              reason="holds no allocation")
+        rows.check_duplicates()
+    except BaseException:
+        rows.close()
+        raise
     return rows
-
-
-def _check_duplicates(rows):
-    seen = {}
-    for row in rows:
-        if row.status != NEW:
-            continue
-        first = seen.setdefault(row.allocation.owner, row)
-        if first is not row:
-            row.status = INVALID
-            row.reason = ("owner %s appears again (first at %s)"
-                          % (row.allocation.owner, first.where))
-    for row, other in allocation_mod.scope_overlaps(rows, _extent):
-        row.status = INVALID
-        row.reason = ("%s overlaps %s of owner %s (%s) in scope %s"
-                      % (row.allocation.cidr, other.allocation.cidr,
-                         other.allocation.owner, other.where,
-                         row.allocation.scope))
-
-
-def _extent(row):
-    if row.status != NEW or row.allocation.scope is None:
-        return None
-    net = netaddr.IPNetwork(row.allocation.cidr)
-    return row.allocation.scope, net.version, net.first, net.last
 
 
 class _ScopeIndex(object):
@@ -306,7 +267,7 @@ def plan(rows, existing):
     allocation of its scope, becomes :data:`CONFLICT`; nothing live is ever
     overwritten.
 
-    :param rows: :class:`Row` objects from :func:`read_file`, updated in
+    :param rows: the :class:`Rows` from :func:`read_file`, updated in
         place.
     :param existing: the driver's live allocations (``driver.list()``).
     :returns: ``rows``.
@@ -318,30 +279,31 @@ def plan(rows, existing):
             indexes[(a.scope, a.ip_version)].add(netaddr.IPNetwork(a.cidr), a)
     for index in indexes.values():
         index.freeze()
-    for row in rows:
-        if row.status != NEW:
-            continue
-        new = row.allocation
-        held = by_owner.get(new.owner)
-        if held is not None:
-            if held.cidr == new.cidr and held.scope == new.scope:
-                row.status = PRESENT
-                row.reason = "already recorded"
-            else:
-                row.status = CONFLICT
-                row.reason = ("owner %s already holds %s in scope %s"
-                              % (new.owner, held.cidr, held.scope or "-"))
-            continue
-        if new.scope is None:
-            continue
-        index = indexes.get((new.scope, new.ip_version))
-        other = index.overlapping(netaddr.IPNetwork(new.cidr)) if index \
-            else None
-        if other is not None:
-            row.status = CONFLICT
-            row.reason = ("overlaps %s held by owner %s in scope %s"
-                          % (other.cidr, other.owner, new.scope))
+    rows.mark(change for change in (
+        _compare(row, by_owner, indexes) for row in rows.select(NEW))
+        if change is not None)
     return rows
+
+
+def _compare(row, by_owner, indexes):
+    """Return ``(number, status, reason)`` for a row that is not new."""
+    new = row.allocation
+    held = by_owner.get(new.owner)
+    if held is not None:
+        if held.cidr == new.cidr and held.scope == new.scope:
+            return row.number, PRESENT, "already recorded"
+        return row.number, CONFLICT, (
+            "owner %s already holds %s in scope %s"
+            % (new.owner, held.cidr, held.scope or "-"))
+    if new.scope is None:
+        return None
+    index = indexes.get((new.scope, new.ip_version))
+    other = index.overlapping(netaddr.IPNetwork(new.cidr)) if index else None
+    if other is not None:
+        return row.number, CONFLICT, (
+            "overlaps %s held by owner %s in scope %s"
+            % (other.cidr, other.owner, new.scope))
+    return None
 
 
 def count(rows):
@@ -349,26 +311,25 @@ def count(rows):
 
     :returns: a dictionary from every status to a number.
     """
-    counts = dict.fromkeys((NEW, PRESENT, INVALID, CONFLICT, IMPORTED), 0)
-    for row in rows:
-        counts[row.status] += 1
-    return counts
+    return rows.count()
 
 
-def apply(driver, rows, continue_on_error=False):
+def apply(driver, rows, continue_on_error=False, progress=None):
     """Record the new rows of a plan.
 
     Without ``continue_on_error`` every new row is recorded in one call to
-    the driver's ``import_allocations``, which is all or nothing. With it,
-    rows are recorded one at a time and a row the driver refuses (someone
-    allocated an overlapping CIDR since the plan was made) is marked
-    :data:`CONFLICT` and skipped.
+    the driver's ``import_stream``, which is all or nothing (one
+    transaction for ``db``). With it, rows are recorded one at a time and a
+    row the driver refuses (someone allocated an overlapping CIDR since the
+    plan was made) is marked :data:`CONFLICT` and skipped.
 
     :param driver: an :class:`~murano_cidr.drivers.base.AllocatorDriver`
         that keeps state.
     :param rows: a plan from :func:`plan`; imported rows change status to
         :data:`IMPORTED`.
     :param continue_on_error: record what can be recorded.
+    :param progress: if given, called with the number of rows recorded
+        since its last call, now and then.
     :returns: ``rows``.
     :raises murano_cidr.exceptions.AllocationConflict: without
         ``continue_on_error``, if the driver refuses the batch; nothing is
@@ -377,24 +338,34 @@ def apply(driver, rows, continue_on_error=False):
     :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
         state.
     """
-    new = [row for row in rows if row.status == NEW]
+    new = rows.count()[NEW]
     if not new:
         return rows
     if not continue_on_error:
-        driver.import_allocations([row.allocation for row in new])
-        for row in new:
-            row.status = IMPORTED
-        LOG.info("Imported %d allocations", len(new))
+        driver.import_stream(lambda: _allocations(rows, progress))
+        rows.mark_all(NEW, IMPORTED)
+        LOG.info("Imported %d allocations", new)
         return rows
-    for row in new:
+    rows.mark(_one_by_one(driver, rows, progress))
+    LOG.info("Imported %d of %d allocations", rows.count()[IMPORTED], new)
+    return rows
+
+
+def _allocations(rows, progress):
+    for n, row in enumerate(rows.select(NEW), 1):
+        if progress is not None and not n % PROGRESS_EVERY:
+            progress(PROGRESS_EVERY)
+        yield row.allocation
+
+
+def _one_by_one(driver, rows, progress):
+    for n, row in enumerate(rows.select(NEW), 1):
+        if progress is not None and not n % PROGRESS_EVERY:
+            progress(PROGRESS_EVERY)
         try:
             driver.import_allocations([row.allocation])
         except (exceptions.AllocationConflict,
                 exceptions.OwnerConflict) as e:
-            row.status = CONFLICT
-            row.reason = str(e)
+            yield row.number, CONFLICT, str(e)
             continue
-        row.status = IMPORTED
-    LOG.info("Imported %d of %d allocations",
-             count(rows)[IMPORTED], len(new))
-    return rows
+        yield row.number, IMPORTED, ""

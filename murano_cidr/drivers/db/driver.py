@@ -296,6 +296,18 @@ class DbDriver(base.AllocatorDriver):
             LOG.info("Imported %d allocations", len(recorded))
         return recorded
 
+    def import_stream(self, source):
+        """Record CIDRs that already exist, all or nothing, as they come.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.import_stream`:
+        one transaction, holding a part of the stream at a time.
+        """
+        from murano_cidr.drivers.db import importing as db_importing
+        recorded = db_importing.import_stream(self.database, source)
+        if recorded:
+            LOG.info("Imported %d allocations", recorded)
+        return recorded
+
     def close(self):
         self.database.close()
 

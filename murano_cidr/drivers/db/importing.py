@@ -12,12 +12,17 @@
 
 """``import_allocations`` of the ``db`` driver: existing CIDRs, recorded.
 
-A batch is checked as a whole first (an owner once, no two CIDRs of a scope
+A batch is recorded in one transaction, :data:`BATCH` allocations at a
+time: each is checked as a whole (an owner once, no two CIDRs of a scope
 overlapping, by :func:`murano_cidr.allocation.scope_overlaps`, the check
-``murano-cidr import`` applies to its file too), then recorded in one
-transaction holding the locks of every scope it touches, so nothing is
-recorded if anything conflicts with a live allocation.
+``murano-cidr import`` applies to its file too), then against the table,
+which holds the ones before it, under the locks of every scope it touches.
+Nothing is recorded if anything conflicts with a live allocation, and
+memory holds one part of a batch of any size
+(:func:`import_stream`).
 """
+
+import itertools
 
 import datetime
 
@@ -36,6 +41,8 @@ from murano_cidr import taken as taken_mod
 #: New rows from which an import on PostgreSQL refreshes the table's
 #: statistics: autovacuum's own threshold.
 ANALYZE_AFTER = 50
+#: Allocations checked and inserted at once.
+BATCH = 5000
 
 #: Owners looked up per statement.
 CHUNK = 500
@@ -56,6 +63,51 @@ def import_allocations(database, allocations):
     :raises murano_cidr.exceptions.OwnerConflict: if an owner already
         holds another CIDR.
     """
+    allocations = list(allocations)
+    recorded = database.write(_record_all, lambda: allocations, True)
+    return [models.to_allocation(_Row(values)) for values in recorded]
+
+
+def import_stream(database, source):
+    """Record what ``source()`` yields, all or nothing, in one transaction.
+
+    :param database: the driver's
+        :class:`~murano_cidr.drivers.db.api.Database`.
+    :param source: a callable returning an iterable of
+        :class:`~murano_cidr.allocation.Allocation`, called again if the
+        transaction is retried.
+    :returns: the number of allocations newly recorded.
+    :raises: as :func:`import_allocations`.
+    """
+    return database.write(_record_all, source, False)
+
+
+def _record_all(conn, source, keep):
+    allocations = iter(source())
+    recorded, total = [], 0
+    while True:
+        items = _checked(itertools.islice(allocations, BATCH))
+        if not items:
+            break
+        new = _record(conn, items)
+        total += len(new)
+        if keep:
+            recorded.extend(new)
+    if total >= ANALYZE_AFTER and conn.dialect.name == "postgresql":
+        # NOTE: PostgreSQL plans the checked insert's lookups from the
+        # table's statistics. Until autovacuum analyzes a table that an
+        # import just filled (a minute or more), it may filter a whole
+        # scope's rows once per lookup, by the (scope, released_at) index,
+        # instead of using the unique key: 8 times the cost of an INSERT at
+        # 3,686 rows (doc/source/benchmarks.rst). Allowed in a
+        # transaction; a user that may not analyze the table gets a
+        # warning, not an error.
+        conn.exec_driver_sql("ANALYZE " + statements.ALLOCATIONS.name)
+    return recorded if keep else total
+
+
+def _checked(allocations):
+    """Return one part's column values: each owner once, no overlap."""
     items = [_item(a) for a in allocations]
     unique = {}
     for item in items:
@@ -69,8 +121,7 @@ def import_allocations(database, allocations):
         raise exceptions.AllocationConflict(
             cidr=item["cidr"], owner=item["owner"], scope=item["scope"],
             other_cidr=other["cidr"], other_owner=other["owner"])
-    recorded = database.write(_record, items)
-    return [models.to_allocation(_Row(values)) for values in recorded]
+    return items
 
 
 def _item(allocation):
@@ -134,16 +185,6 @@ def _record(conn, items):
             name="allocations", value="(%d new)" % len(new),
             reason="the database cannot store an owner or scope (%s)"
             % messages.one_line(e))
-    if len(new) >= ANALYZE_AFTER and conn.dialect.name == "postgresql":
-        # NOTE: PostgreSQL plans the checked insert's lookups from the
-        # table's statistics. Until autovacuum analyzes a table that an
-        # import just filled (a minute or more), it may filter a whole
-        # scope's rows once per lookup, by the (scope, released_at) index,
-        # instead of using the unique key: 8 times the cost of an INSERT at
-        # 3,686 rows (doc/source/benchmarks.rst). Allowed in a
-        # transaction; a user that may not analyze the table gets a
-        # warning, not an error.
-        conn.exec_driver_sql("ANALYZE " + statements.ALLOCATIONS.name)
     return new
 
 

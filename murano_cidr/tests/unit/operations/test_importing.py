@@ -193,8 +193,11 @@ class TestPlanAndApply(base.TestCase):
         self.driver = fakes.FakeStatefulDriver(self.conf, self.existing)
 
     def rows(self, *allocations):
-        return [importing.Row("item %d" % i, a)
-                for i, a in enumerate(allocations, 1)]
+        rows = importing.Rows()
+        self.addCleanup(rows.close)
+        for i, a in enumerate(allocations, 1):
+            rows.add(importing.Row("item %d" % i, a))
+        return rows
 
     def test_plan(self):
         rows = importing.plan(self.rows(

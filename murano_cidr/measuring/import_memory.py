@@ -1,0 +1,106 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Peak memory and time of ``murano-cidr import`` on a large generated file.
+
+Run as ``python -m murano_cidr.measuring.import_memory [--rows N]``. It
+writes a valid CSV of ``N`` rows (256 ``/24`` networks per router, the
+default pool's size, owners and routers random UUIDs) and a configuration
+of a fresh SQLite database in a temporary directory, then runs
+``murano-cidr import --dry-run`` and a real import (after ``murano-cidr-manage
+db sync``) as child processes, and prints each one's wall time and peak
+resident set size (``getrusage`` of the child). The directory is removed at
+the end. Numbers are recorded in ``doc/source/benchmarks.rst``.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+#: Networks per router: the default pool (10.0.0.0/16 in /24s) has 256.
+PER_ROUTER = 256
+
+
+def write_csv(path, rows):
+    """Write a valid import file of ``rows`` rows; return its size."""
+    with open(path, "w") as f:
+        f.write("scope,cidr,owner\n")
+        router = None
+        for n in range(rows):
+            slot = n % PER_ROUTER
+            if slot == 0:
+                router = str(uuid.uuid4())
+            f.write("%s,10.0.%d.0/24,%s\n" % (router, slot, uuid.uuid4()))
+    return os.path.getsize(path)
+
+
+def run(argv):
+    """Run a command; return (exit code, seconds, peak RSS in MiB)."""
+    start = time.monotonic()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    seconds = time.monotonic() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    error = child.stderr.read().decode(errors="replace").strip()
+    child.stderr.close()
+    if child.returncode:
+        print("  exit %d: %s" % (child.returncode, error[-500:]))
+    # ru_maxrss is in KiB on Linux.
+    return child.returncode, seconds, usage.ru_maxrss / 1024.0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2000000)
+    parser.add_argument("--keep", action="store_true",
+                        help="Keep the temporary directory.")
+    args = parser.parse_args(argv)
+    directory = tempfile.mkdtemp(prefix="murano-cidr-import-")
+    try:
+        conf = os.path.join(directory, "murano-cidr.conf")
+        with open(conf, "w") as f:
+            f.write("[cidr_allocator]\ndriver = db\n"
+                    "[cidr_allocator_database]\nconnection = sqlite:///%s\n"
+                    % os.path.join(directory, "cidr.sqlite"))
+        data = os.path.join(directory, "import.csv")
+        size = write_csv(data, args.rows)
+        print("%d rows, %.1f MB" % (args.rows, size / 1e6))
+        # The modules, not the console scripts: this tree's code is
+        # measured, whatever is installed.
+        cli = [sys.executable, "-m", "murano_cidr.cmd.cli",
+               "--config-file", conf]
+        manage = [sys.executable, "-m", "murano_cidr.cmd.manage",
+                  "--config-file", conf]
+        subprocess.run(manage + ["db", "sync"], check=True,
+                       stdout=subprocess.DEVNULL)
+        for title, argv in (("import --dry-run", cli + ["import", "--dry-run",
+                                                        data]),
+                            ("import", cli + ["import", data])):
+            code, seconds, rss = run(argv)
+            print("%-18s exit %d  %7.1f s  peak RSS %6.0f MiB"
+                  % (title, code, seconds, rss))
+    finally:
+        if args.keep:
+            print("kept", directory)
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
