@@ -259,7 +259,7 @@ def _progress(total, description):
     if not progress.wanted() or importlib.util.find_spec("tqdm") is None:
         yield None
         return
-    with progress.progress(total, description=description,
+    with progress.progress(total, description=description, delay=0,
                            unit_scale=True) as bar:
         bar.started()
         yield bar.advance

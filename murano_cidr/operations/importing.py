@@ -351,17 +351,24 @@ def apply(driver, rows, continue_on_error=False, progress=None):
     return rows
 
 
-def _allocations(rows, progress):
+def _counted(rows, progress):
+    """Yield the new rows, calling ``progress`` now and then."""
+    n = 0
     for n, row in enumerate(rows.select(NEW), 1):
         if progress is not None and not n % PROGRESS_EVERY:
             progress(PROGRESS_EVERY)
+        yield row
+    if progress is not None and n % PROGRESS_EVERY:
+        progress(n % PROGRESS_EVERY)
+
+
+def _allocations(rows, progress):
+    for row in _counted(rows, progress):
         yield row.allocation
 
 
 def _one_by_one(driver, rows, progress):
-    for n, row in enumerate(rows.select(NEW), 1):
-        if progress is not None and not n % PROGRESS_EVERY:
-            progress(PROGRESS_EVERY)
+    for row in _counted(rows, progress):
         try:
             driver.import_allocations([row.allocation])
         except (exceptions.AllocationConflict,

@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 
+import fixtures
 from oslo_config import cfg
 import testscenarios
 
@@ -248,6 +249,42 @@ class TestImportAndAllocate(CommandTestCase):
                                  % POOL[0]), "--continue-on-error")
         self.assertEqual(1, code)
         self.assertEqual(before + [("new", POOL[1], "r")], self.snapshot())
+
+    def test_a_bad_row_late_in_a_large_file_changes_nothing(self):
+        # 600 rows, recorded 100 at a time in one transaction: a row
+        # refused at the end leaves the table as it was.
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.importing.BATCH", 100))
+        self.driver().import_allocations([
+            allocation_mod.Allocation("held", POOL[0], "r")])
+        before = self.snapshot()
+        rows = "scope,cidr,owner\n" + "".join(
+            "s%d,%s,n%d\n" % (i // 4, POOL[i % 4], i) for i in range(600))
+        late_overlap = self.write("overlap.csv", rows + "s0,%s,x\n" % POOL[1])
+        late_conflict = self.write("conflict.csv",
+                                   rows + "r,%s,x\n" % POOL[0])
+        for path, code, reason in ((late_overlap, 2, "line 602"),
+                                   (late_conflict, 1, "held by owner held")):
+            for dry_run in ((), ("--dry-run",)):
+                result = self.cidr_in_process("import", path, *dry_run)
+                self.assertEqual(code, result[0], result[2])
+                self.assertIn(reason, result[1])
+                self.assertEqual(before, self.snapshot())
+        # The same conflict, unseen by the plan (an allocation made
+        # meanwhile): the database refuses the last part.
+        with fixtures.MockPatch(
+                "murano_cidr.operations.importing.plan",
+                side_effect=lambda rows, existing: rows):
+            code, _out, err = self.cidr_in_process("import", late_conflict)
+        self.assertEqual(1, code, err)
+        self.assertIn("10.0.0.0/24", err)
+        self.assertEqual(before, self.snapshot())
+        code, out, err = self.cidr_in_process(
+            "import", self.write("good.csv", rows))
+        self.assertEqual(0, code, err)
+        self.assertEqual("imported 600, already recorded 0, invalid 0, "
+                         "conflicting 0\n", out)
+        self.assertEqual(601, len(self.snapshot()))
 
 
 class TestPrune(CommandTestCase):

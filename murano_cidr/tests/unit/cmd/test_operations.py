@@ -38,6 +38,13 @@ DAY = datetime.timedelta(days=1)
 _REAL_GET_ALLOCATOR = allocator.get_allocator
 
 
+class _Terminal(io.StringIO):
+    """Standard error on a terminal."""
+
+    def isatty(self):
+        return True
+
+
 class CommandTestCase(base.TestCase):
 
     def setUp(self):
@@ -186,6 +193,29 @@ class TestImport(CommandTestCase):
         self.assertEqual("10.0.3.0/24", self.driver.get("new1").cidr)
         self.assertIsNone(self.driver.get("new3"))
         self.assertEqual("10.0.1.0/24", self.driver.get("gone").cidr)
+
+    def run_on(self, stderr, *args):
+        """Run the CLI with standard error on ``stderr``; return it."""
+        self.useFixture(fixtures.StringStream("stdout"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stderr", stderr))
+        self.assertEqual(0, cli.main(["--config-file", self.conf_file]
+                                     + list(args)))
+        return stderr.getvalue()
+
+    def test_progress_is_drawn_on_a_terminal_only(self):
+        path = self.write("good.csv", self.GOOD)
+        err = self.run_on(_Terminal(), "import", path)
+        self.assertIn("bytes read", err)
+        self.assertIn("rows written", err)
+        self.assertIn("\r", err)
+        for stream in (io.StringIO(), _Terminal()):
+            if stream.isatty():
+                # A terminal, but tqdm (an extra's) is not installed.
+                self.useFixture(fixtures.MockPatch(
+                    "importlib.util.find_spec", return_value=None))
+            err = self.run_on(stream, "import", "--dry-run", path)
+            self.assertNotIn("bytes read", err)
+            self.assertNotIn("\r", err)
 
     def test_bad_file_is_one_line(self):
         path = self.write("bad.json", "[{")

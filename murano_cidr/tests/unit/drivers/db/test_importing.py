@@ -14,6 +14,8 @@
 
 import datetime
 
+import fixtures
+
 from murano_cidr import allocation
 from murano_cidr import exceptions
 from murano_cidr.tests.unit.drivers.db import base
@@ -87,3 +89,45 @@ class TestImport(base.DbTestCase):
             _alloc("c", "10.20.0.0/24", None), _alloc("d", "10.20.0.0/16",
                                                       None)])
         self.assertEqual(4, len(new))
+
+
+class TestImportStream(base.DbTestCase):
+    """import_stream: one transaction, a part of the stream at a time."""
+
+    def setUp(self):
+        super().setUp()
+        self.driver = self.make_driver()
+        # Parts of two, so that every batch below spans several.
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.importing.BATCH", 2))
+        self.driver.import_allocations([_alloc("held", "10.20.9.0/24")])
+        self.before = self.snapshot()
+
+    def snapshot(self):
+        return sorted((a.owner, a.cidr, a.scope) for a in self.driver.list())
+
+    def batch(self, last):
+        return [_alloc("n%d" % i, "10.20.%d.0/24" % i) for i in range(6)] + [
+            last]
+
+    def test_records_every_part_and_counts_the_new(self):
+        batch = self.batch(_alloc("held", "10.20.9.0/24"))
+        self.assertEqual(6, self.driver.import_stream(lambda: batch))
+        self.assertEqual(7, len(self.driver.list()))
+        # Again, and an owner twice in different parts: nothing new.
+        self.assertEqual(0, self.driver.import_stream(
+            lambda: batch + batch[:1]))
+
+    def test_a_late_conflict_writes_nothing(self):
+        for error, last in (
+                (exceptions.AllocationConflict,
+                 _alloc("late", "10.20.9.128/25")),
+                (exceptions.AllocationConflict,
+                 _alloc("late", "10.20.0.0/23")),
+                (exceptions.OwnerConflict, _alloc("n0", "10.20.7.0/24")),
+                (exceptions.OwnerConflict, _alloc("held", "10.20.8.0/24")),
+                (exceptions.InvalidArgument, _alloc("", "10.20.8.0/24"))):
+            batch = self.batch(last)
+            self.assertRaises(error, self.driver.import_stream,
+                              lambda: batch)
+            self.assertEqual(self.before, self.snapshot())
