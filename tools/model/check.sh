@@ -84,4 +84,5 @@ run "db release path" pass -DDB
 run "mutant: no second read" fail -DNO_SECOND_READ
 run "mutant: per-CIDR locks" fail -DPER_CIDR_LOCKS
 run "mutant: release at once" fail -DDB -DRELEASE_AT_ONCE
+run "mutant: unlocked release" fail -DDB -DRELEASE_UNLOCKED
 exit $failed

@@ -35,15 +35,14 @@
  *   ReservationLost when a lock was lost, and the caller then deletes its
  *   subnet (the contract's duty). Every engine sees every subnet.
  *
- *   -DDB on (the db driver, murano_cidr/drivers/db/): an allocation is one
- *   transaction under the scope's row lock: taken is read, released rows
- *   that may be freed (past the grace period, their CIDR absent from that
- *   read) are deleted, a candidate no row and no taken CIDR overlaps is
- *   inserted; the cutoff of the grace period is taken after the lock,
- *   before the read (the code takes it earlier, when allocate starts,
- *   which frees fewer rows). A release keeps the row (released); a clock
- *   marks a released
- *   row past its grace period at any step. Engine 2 is in another project
+ *   -DDB on (the db driver, murano_cidr/drivers/db/allocating.py): an
+ *   allocation is one transaction under the scope's row lock: taken is
+ *   read, then released rows that may be freed (past the grace period by
+ *   the server's clock at that statement, their CIDR absent from the
+ *   read) are deleted and a candidate no row and no taken CIDR overlaps is
+ *   inserted. A release takes the same row lock and keeps the row
+ *   (released); a clock marks a released row past its grace period at
+ *   any step. Engine 2 is in another project
  *   on a shared router: it and engines 0 and 1 do not see each other's
  *   subnets in taken (the router, like Neutron, checks them all).
  *
@@ -80,7 +79,8 @@
  *
  * Mutants (each must fail): -DNO_SECOND_READ (taken is read once, before
  * the locks), -DPER_CIDR_LOCKS (a lock per exact CIDR instead of per
- * block), -DDB -DRELEASE_AT_ONCE (release deletes the row).
+ * block), -DDB -DRELEASE_AT_ONCE (release deletes the row), -DDB
+ * -DRELEASE_UNLOCKED (release does not take the scope's row lock).
  *
  * The pool and block rule, read by
  * murano_cidr/tests/unit/test_model.py and compared with the code:
@@ -429,6 +429,13 @@ inline check_released_only(e, c) {
     }
 }
 
+/* A release waits for the scope's row lock (statements.release). */
+#ifdef RELEASE_UNLOCKED
+#define RELEASE_LOCK true
+#else
+#define RELEASE_LOCK (dblock == 0)
+#endif
+
 /* One db engine: DbDriver.allocate / confirm / release. */
 proctype DbEngine(byte e) {
     byte round, c, seen, used, gr;
@@ -438,11 +445,15 @@ proctype DbEngine(byte e) {
     :: round < ROUNDS ->
         round++;
         ok = false;
-        /* DbDriver._allocate: queries.lock_scope (the scope row's lock) */
+        /* allocating.allocate, 1.: statements.lock_scope */
         atomic { dblock == 0 -> dblock = e + 1 };
-        /* DbDriver.allocate's cutoff (the rows past their grace period),
-         * then the callable taken, read once the scope is locked */
-        d_step {
+        /* 2.: the callable taken, read once the scope is locked */
+        d_step { read_taken(e, seen) };
+        atomic {
+            /* 3.-4.: the rows past their grace period by the server's
+             * clock at this statement (statements.reclaim), freed unless
+             * taken holds their CIDR, and the checked insert
+             * (statements.insert_if_free) */
             gr = 0;
             i = 0;
             do
@@ -450,10 +461,6 @@ proctype DbEngine(byte e) {
                          :: else -> skip fi; i++
             :: else -> break
             od;
-            read_taken(e, seen)
-        };
-        atomic {
-            /* placing.read_summary: releasing.freeable, releasing.free_rows */
             used = 0;
             i = 0;
             do
@@ -467,7 +474,7 @@ proctype DbEngine(byte e) {
                 i++
             :: else -> break
             od;
-            /* search.pick and queries.insert_if_free */
+            /* allocating.pick, then the insert */
             if
             :: !OVERLAP(SPAN(FIRST(e)), used | seen) -> c = FIRST(e); ok = true
             :: !OVERLAP(SPAN(LAST(e)), used | seen) -> c = LAST(e); ok = true
@@ -486,19 +493,23 @@ proctype DbEngine(byte e) {
             /* the stack push: ModelRouter.add_interface */
             plug(e, c, refused);
             /* DbDriver.confirm cannot lose anything; DbDriver.release
-             * (releasing.release) after a failed push, or later, when the
-             * network is deleted */
+             * (statements.release, under the scope's row lock) after a
+             * failed push, or later, when the network is deleted */
             if
             :: refused ->
+                atomic {
+                    RELEASE_LOCK ->
 #ifdef RELEASE_AT_ONCE
-                row[c] = 0
+                    row[c] = 0
 #else
-                row[c] = NONE; graced[c] = false
+                    row[c] = NONE; graced[c] = false
 #endif
+                }
             :: !refused ->
                 if
                 :: skip   /* the network lives on */
                 :: atomic {
+                       RELEASE_LOCK ->
 #ifdef RELEASE_AT_ONCE
                        row[c] = 0;
 #else
