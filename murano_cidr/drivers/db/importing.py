@@ -178,14 +178,22 @@ def _record(conn, items):
                 other_owner=row.owner or "(released, its subnet may "
                 "still be on the router)")
     try:
-        if new:
-            conn.execute(sa.insert(statements.ALLOCATIONS), new)
+        insert(conn, new)
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
         raise exceptions.InvalidArgument(
             name="allocations", value="(%d new)" % len(new),
             reason="the database cannot store an owner or scope (%s)"
             % messages.one_line(e))
     return new
+
+
+def insert(conn, allocations):
+    """Insert allocations (checked by :func:`_record` first).
+
+    :param allocations: dictionaries with every column but ``id``.
+    """
+    if allocations:
+        conn.execute(sa.insert(statements.ALLOCATIONS), allocations)
 
 
 def _get_many(conn, owners):

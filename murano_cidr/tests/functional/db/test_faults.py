@@ -16,6 +16,7 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr.drivers.db import importing
 from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
@@ -38,9 +39,9 @@ class FaultTests(object):
             admin.execute(sa.text(self.kill_sql % int(pid)))
         self.kills += 1
 
-    def kill_after(self, name, times):
-        """Kill the connection right after ``statements.<name>``, ``times``."""
-        real = getattr(statements, name)
+    def kill_after(self, name, times, module=statements):
+        """Kill the connection right after ``module.<name>``, ``times``."""
+        real = getattr(module, name)
 
         def wrapper(conn, *args, **kwargs):
             result = real(conn, *args, **kwargs)
@@ -49,7 +50,7 @@ class FaultTests(object):
             return result
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.statements." + name, wrapper))
+            "%s.%s" % (module.__name__, name), wrapper))
 
     def rows(self):
         with self.engine.connect() as conn:
@@ -111,7 +112,7 @@ class FaultTests(object):
         self.assertIsNotNone(self.driver.allocate("net-1", scope="r"))
 
     def test_killed_during_an_import_writes_all_or_nothing(self):
-        self.kill_after("insert", 1)
+        self.kill_after("insert", 1, module=importing)
         batch = [allocation_mod.Allocation(owner="n%d" % i,
                                            cidr="10.0.%d.0/24" % i,
                                            scope="r")
