@@ -42,7 +42,6 @@ from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import misconfigured
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_writer
-from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -105,8 +104,8 @@ class Database(object):
                 % (self.safe_url, messages.one_line(e)))
         self.backend = parsed.get_backend_name()
         # Our bounded waits, then the URL's query and connection_parameters.
-        url, read_timeout = timeouts.client_wait(timeouts.merged_url(
-            self.url, group.connection_parameters, db_options.GROUP))
+        url, read_timeout = connection.connect_url(
+            self.url, group.connection_parameters, db_options.GROUP)
         self.max_retries = group.db_max_retries
         self.call_timeout = group.call_timeout
         self.connect_retries = group.max_retries
@@ -152,7 +151,7 @@ class Database(object):
         def retriable(error):
             if time.monotonic() >= deadline:
                 return False
-            if timeouts.connection_failed(error):
+            if connection.connection_failed(error):
                 return bool(connected)
             return (isinstance(error, db_exc.DBDeadlock)
                     or _retry_on(error))
@@ -207,7 +206,7 @@ class Database(object):
             raise self.unavailable(
                 "cannot connect (%s)" % messages.one_line(e))
         except (db_exc.DBError, sa_exc.SQLAlchemyError) as e:
-            if timeouts.connection_failed(e):
+            if connection.connection_failed(e):
                 raise self.unavailable(
                     "cannot connect (%s)" % messages.one_line(e))
             if _is_sqlite_busy(e):
@@ -255,7 +254,7 @@ class Database(object):
         failures = []
 
         def retriable(error):
-            if (not timeouts.connection_failed(error)
+            if (not connection.connection_failed(error)
                     or misconfigured.reason(error)):
                 return False
             failures.append(error)
@@ -281,7 +280,7 @@ class Database(object):
             try:
                 retrying(connect)()
             except (db_exc.DBError, sa_exc.DBAPIError) as e:
-                if not timeouts.connection_failed(e):
+                if not connection.connection_failed(e):
                     raise
                 raise self.unavailable(
                     "cannot connect, %d attempts %d s apart within %d s "

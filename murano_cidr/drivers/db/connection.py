@@ -21,7 +21,9 @@ import logging
 import os
 import sys
 import time
+from urllib import parse
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
@@ -47,6 +49,65 @@ def connection_url(conf):
     if url:
         return url
     return "sqlite:///" + os.path.join(opts.state_path(conf), SQLITE_FILE)
+
+
+def connect_url(url, connection_parameters, group):
+    """Return the URL to connect to, and murano-cidr's own read timeout.
+
+    A database on a server gets the defaults that bound its network waits
+    (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it only); an
+    SQLite file gets the URL's query and ``connection_parameters`` alone.
+
+    :param url: the configured URL (a string).
+    :param connection_parameters: ``param1=value1&param2=value2``, or
+        empty.
+    :param group: the option group, for messages.
+    :returns: ``(url, seconds)``: the URL as a string, password included,
+        and the seconds PostgreSQL's watchdog waits (None otherwise).
+    :raises murano_cidr.exceptions.InvalidConfig: for bad parameters.
+    """
+    given = parameters(connection_parameters, group)
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        from murano_cidr.drivers.db import timeouts
+        return timeouts.client_wait(timeouts.merged_url(url, given, group))
+    if not given:
+        return url, None
+    query = dict(parsed.query)
+    query.update(given)
+    return parsed.set(query=query).render_as_string(hide_password=False), None
+
+
+def parameters(text, group):
+    """Parse ``connection_parameters``.
+
+    :param text: ``param1=value1&param2=value2``, or empty.
+    :param group: the option group, for messages.
+    :returns: a dict.
+    :raises murano_cidr.exceptions.InvalidConfig: for parameters that
+        cannot be parsed, are given twice or have no value.
+    """
+    if not text:
+        return {}
+    try:
+        pairs = parse.parse_qsl(text, keep_blank_values=True,
+                                strict_parsing=True)
+    except ValueError as e:
+        raise exceptions.InvalidConfig(
+            group=group, option="connection_parameters",
+            reason="%r is not param1=value1&param2=value2 (%s)" % (text, e))
+    names = [name for name, _ in pairs]
+    for name, value in pairs:
+        if names.count(name) > 1:
+            reason = "%s is given twice" % name
+        elif not value:
+            reason = "%s has no value" % name
+        else:
+            continue
+        raise exceptions.InvalidConfig(group=group,
+                                       option="connection_parameters",
+                                       reason=reason)
+    return dict(pairs)
 
 
 def state_directory(conf):
@@ -235,3 +296,27 @@ def fewer_round_trips(engine):
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
     sa.event.listen(engine, "checkin", _yield_if_green)
+
+
+def connection_failed(error):
+    """Tell whether an error means no usable connection.
+
+    oslo.db says so (``DBConnectionError``) except for libpq 14's
+    "connection to server at ... failed". psycopg's ``OperationalError``
+    without an SQLSTATE means the connection could not be made or was
+    lost (an error of the server's SQL has one). Classified here, for
+    this driver's calls only, not in oslo.db's process-wide filters.
+
+    :param error: an exception (oslo.db's, SQLAlchemy's or another).
+    :returns: True for a connection that could not be made or was lost.
+    """
+    if isinstance(error, db_exc.DBConnectionError):
+        return True
+    if isinstance(error, db_exc.DBError):
+        error = error.inner_exception
+    inner = getattr(error, "orig", None)  # SQLAlchemy's, wrapped or not
+    kind = type(inner)
+    return (kind.__name__ == "OperationalError"
+            and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")
+            and getattr(inner, "pgcode", None) is None
+            and getattr(inner, "sqlstate", None) is None)

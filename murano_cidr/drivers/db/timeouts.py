@@ -21,11 +21,10 @@ client went silent keeps its locks. The operator's
 win over them, key by key (:func:`merged_url`). The whole call is bounded by
 ``call_timeout`` on top (see :mod:`murano_cidr.drivers.db.api`);
 ``doc/source/admin/timeouts.rst`` gives the formulas and measured figures.
+Loaded for a database on a server only: an SQLite file has no network
+(:func:`murano_cidr.drivers.db.connection.connect_url`).
 """
 
-from urllib import parse
-
-from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from murano_cidr import exceptions
@@ -135,28 +134,6 @@ def client_wait(url):
             .render_as_string(hide_password=False), seconds)
 
 
-def _parameters(text, group):
-    try:
-        pairs = parse.parse_qsl(text, keep_blank_values=True,
-                                strict_parsing=True)
-    except ValueError as e:
-        raise exceptions.InvalidConfig(
-            group=group, option="connection_parameters",
-            reason="%r is not param1=value1&param2=value2 (%s)" % (text, e))
-    names = [name for name, _ in pairs]
-    for name, value in pairs:
-        if names.count(name) > 1:
-            reason = "%s is given twice" % name
-        elif not value:
-            reason = "%s has no value" % name
-        else:
-            continue
-        raise exceptions.InvalidConfig(group=group,
-                                       option="connection_parameters",
-                                       reason=reason)
-    return dict(pairs)
-
-
 def merged_url(url, parameters, group):
     """Return the URL to connect to: defaults, then the operator's choices.
 
@@ -165,18 +142,17 @@ def merged_url(url, parameters, group):
     reaches the Python driver as a tuple).
 
     :param url: the configured URL (a string).
-    :param parameters: ``connection_parameters``, as
-        ``param1=value1&param2=value2``, or empty.
+    :param parameters: ``connection_parameters``, parsed
+        (:func:`murano_cidr.drivers.db.connection.parameters`).
     :param group: the option group, for messages.
     :returns: the URL as a string, password included.
-    :raises murano_cidr.exceptions.InvalidConfig: for parameters that cannot
-        be parsed, are given twice or have a bad value.
+    :raises murano_cidr.exceptions.InvalidConfig: for a parameter with a
+        bad value.
     """
     parsed = sa.engine.make_url(url)
     query = defaults(parsed)
     query.update(parsed.query)
-    if parameters:
-        query.update(_parameters(parameters, group))
+    query.update(parameters)
     for name in INTEGERS.intersection(query):
         value = query[name]
         if not (isinstance(value, str) and value.isdigit()):
@@ -199,27 +175,3 @@ def _check_charset(url, charset, group):
         raise exceptions.InvalidConfig(
             group=group, option="connection_parameters",
             reason="charset=%s is not a MySQL character set" % charset)
-
-
-def connection_failed(error):
-    """Tell whether an error means no usable connection.
-
-    oslo.db says so (``DBConnectionError``) except for libpq 14's
-    "connection to server at ... failed". psycopg's ``OperationalError``
-    without an SQLSTATE means the connection could not be made or was
-    lost (an error of the server's SQL has one). Classified here, for
-    this driver's calls only, not in oslo.db's process-wide filters.
-
-    :param error: an exception (oslo.db's, SQLAlchemy's or another).
-    :returns: True for a connection that could not be made or was lost.
-    """
-    if isinstance(error, db_exc.DBConnectionError):
-        return True
-    if isinstance(error, db_exc.DBError):
-        error = error.inner_exception
-    inner = getattr(error, "orig", None)  # SQLAlchemy's, wrapped or not
-    kind = type(inner)
-    return (kind.__name__ == "OperationalError"
-            and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")
-            and getattr(inner, "pgcode", None) is None
-            and getattr(inner, "sqlstate", None) is None)

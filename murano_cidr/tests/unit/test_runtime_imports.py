@@ -47,7 +47,9 @@ CORE = frozenset({
 })
 
 #: Each driver's runtime modules, besides :data:`CORE` (``lock`` on file
-#: locks: the tooz back end loads when a coordination_url is set).
+#: locks: the tooz back end loads when a coordination_url is set; ``db``
+#: on SQLite: the network timeouts, and PostgreSQL's watchdog, load for a
+#: database on a server).
 DRIVER_MODULES = {
     "db": frozenset({
         "murano_cidr.messages", "murano_cidr.drivers.db",
@@ -58,8 +60,7 @@ DRIVER_MODULES = {
         "murano_cidr.drivers.db.misconfigured",
         "murano_cidr.drivers.db.statements",
         "murano_cidr.drivers.db.sqlite_faults",
-        "murano_cidr.drivers.db.sqlite_writer",
-        "murano_cidr.drivers.db.timeouts"}),
+        "murano_cidr.drivers.db.sqlite_writer"}),
     "lock": frozenset({
         "murano_cidr.drivers.lock",
         "murano_cidr.drivers.lock.backend", "murano_cidr.drivers.lock.driver",
@@ -75,9 +76,9 @@ DRIVER_MODULES = {
 
 #: The lines of murano-cidr an engine may import, by driver: 9,772 for
 #: both ``db`` and ``lock`` before they were cut. The target is 5,000;
-#: ``db`` (5,941 in 31 modules, its SQL, SQLite and error-naming modules
+#: ``db`` (5,841 in 30 modules, its SQL, SQLite and error-naming modules
 #: among them) is not there yet: doc/source/contributor/drivers.rst.
-LINE_BUDGET = {"db": 6000, "lock": 5000, "random": 5000, "legacy": 5000}
+LINE_BUDGET = {"db": 5900, "lock": 5000, "random": 5000, "legacy": 5000}
 
 #: What an engine never imports, whatever its driver.
 NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",

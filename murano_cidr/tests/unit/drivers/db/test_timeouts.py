@@ -24,6 +24,7 @@ from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
@@ -130,14 +131,14 @@ class TestPostgresqlUnreachable(DatabaseTestCase):
             return db_exc.DBError(sa_exc.OperationalError("SELECT 1", {},
                                                           error))
 
-        self.assertFalse(timeouts.connection_failed(wrapped(
+        self.assertFalse(connection.connection_failed(wrapped(
             psycopg2.errors.QueryCanceled("canceling statement"))))
-        self.assertTrue(timeouts.connection_failed(wrapped(
+        self.assertTrue(connection.connection_failed(wrapped(
             psycopg2.OperationalError("connection to server at ... "
                                       "failed"))))
-        self.assertTrue(timeouts.connection_failed(
+        self.assertTrue(connection.connection_failed(
             db_exc.DBConnectionError()))
-        self.assertFalse(timeouts.connection_failed(db_exc.DBError()))
+        self.assertFalse(connection.connection_failed(db_exc.DBError()))
 
 
 class TestNoProcessWideState(base.TestCase):
