@@ -273,6 +273,8 @@ def plan(rows, existing):
     :returns: ``rows``.
     """
     by_owner = {a.owner: a for a in existing}
+    if not by_owner:
+        return rows
     indexes = collections.defaultdict(_ScopeIndex)
     for a in existing:
         if a.scope is not None:
