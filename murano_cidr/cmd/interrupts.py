@@ -25,9 +25,12 @@ stays ignored.
 """
 
 import contextlib
+import os
 import signal
 import sys
 import threading
+
+from murano_cidr.operations import files
 
 #: The signals that end a command cleanly.
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -75,9 +78,18 @@ def handled():
     for number, handler in previous.items():
         if handler is not signal.SIG_IGN:
             signal.signal(number, _interrupt)
+    # A blocking read of a pipe waits on this pipe too: a signal that
+    # comes just before the read ends it (see files.signal_fd).
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    previous_fd = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    files.signal_fd = wake_r
     try:
         yield
     finally:
+        files.signal_fd = None
+        signal.set_wakeup_fd(previous_fd)
+        os.close(wake_r)
+        os.close(wake_w)
         for number, handler in previous.items():
             if handler is not None:
                 signal.signal(number, handler)

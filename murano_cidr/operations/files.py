@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+import select
 import stat
 import sys
 
@@ -34,6 +35,13 @@ MAX_FILE_SIZE = 256 * 1024 * 1024
 #: each read of a file streamed.
 HEAD = 64 * 1024
 READ_SIZE = 1024 * 1024
+
+#: The reading end of :func:`signal.set_wakeup_fd`'s pipe while a command
+#: ends on signals (:func:`murano_cidr.cmd.interrupts.handled` sets it), or
+#: None. A read of a pipe waits on it too: CPython runs a signal's handler
+#: between bytecodes, so a signal that comes after its last look and before
+#: a blocking read() would otherwise be seen at the next signal only.
+signal_fd = None
 
 JSON = "json"
 CSV = "csv"
@@ -63,12 +71,15 @@ def open_input(path):
     """
     try:
         if path == "-":
-            raw, owned = sys.stdin.buffer, False
+            # Unbuffered: :meth:`Input._wait` must not wait for bytes a
+            # buffer holds already; nothing read standard input before.
+            raw, owned = getattr(sys.stdin.buffer, "raw",
+                                 sys.stdin.buffer), False
         else:
             if os.path.isdir(path):
                 raise exceptions.InvalidInputFile(
                     path=path, reason="is a directory, not a file")
-            raw, owned = open(path, "rb"), True
+            raw, owned = open(path, "rb", buffering=0), True
     except OSError as e:
         raise exceptions.InvalidInputFile(
             path=path, reason="cannot be read: %s" % (e.strerror or e))
@@ -96,9 +107,12 @@ class Input(io.RawIOBase):
         self.path = path
         self._raw = raw
         self.consumed = 0
+        self._fd = None
         try:
             info = os.fstat(raw.fileno())
             self.size = info.st_size if stat.S_ISREG(info.st_mode) else None
+            if self.size is None:
+                self._fd = raw.fileno()
         except (OSError, ValueError, io.UnsupportedOperation):
             self.size = None
         self._head = b""
@@ -111,11 +125,25 @@ class Input(io.RawIOBase):
 
     def _read(self, n):
         try:
+            self._wait()
             return getattr(self._raw, "read1", self._raw.read)(n)
         except OSError as e:
             raise exceptions.InvalidInputFile(
                 path=self.path, reason="cannot be read: %s"
                 % (e.strerror or e))
+
+    def _wait(self):
+        """Wait until a pipe can be read, or a signal comes."""
+        wake = signal_fd
+        if wake is None or self._fd is None:
+            return
+        while self._fd not in select.select([self._fd, wake], [], [])[0]:
+            # A signal whose handler returned (the one that ends the
+            # command raises, above): forget it, wait again.
+            try:
+                os.read(wake, 512)
+            except BlockingIOError:
+                pass
 
     def readable(self):
         return True

@@ -75,12 +75,17 @@ def alive(pids):
 
 
 def reading_a_pipe(pid):
-    """Tell whether ``pid`` waits in a read of a pipe or FIFO (Linux)."""
+    """Tell whether ``pid`` waits to read a pipe or FIFO (Linux).
+
+    In read(), or in select() before it (murano_cidr.operations.files).
+    """
     try:
         with open("/proc/%d/wchan" % pid) as f:
-            return f.read().endswith("pipe_read")
+            wchan = f.read()
     except OSError:
         return False
+    return wchan.endswith("pipe_read") or wchan.startswith(
+        ("do_select", "poll_schedule_timeout"))
 
 
 def wait_for(predicate, what):
@@ -200,16 +205,15 @@ class TestOperations(SignalTestCase):
         os.mkfifo(self.fifo)
 
     def reading(self, *argv):
-        """Start a command and wait until it has opened the FIFO."""
+        """Start a command and wait until it waits to read the FIFO."""
         proc = self.start("--config-file", self.conf_file, *argv)
         # Opening a FIFO for writing returns once its reader opened it.
         writer = os.open(self.fifo, os.O_WRONLY)
         self.addCleanup(os.close, writer)
         os.write(writer, b"[")
-        # NOTE: a signal that comes between Python's last look at its
-        # signals and the read() it then blocks in is seen at the next
-        # signal only (CPython's handlers run between bytecodes): wait
-        # until it blocks, as an operator's Ctrl-C would find it.
+        # A signal just before the read ends it too (the unit test
+        # test_a_signal_the_read_does_not_see_still_ends_it); here the
+        # command is signalled as an operator's Ctrl-C would find it.
         wait_for(lambda: reading_a_pipe(proc.pid), "a blocking read")
         return proc
 

@@ -14,10 +14,17 @@
 
 import os
 import signal
+import threading
+import time
 
 from murano_cidr.cmd import common
 from murano_cidr.cmd import interrupts
+from murano_cidr.operations import files
 from murano_cidr.tests import base
+
+#: Seconds before the test gives up on a read the signal did not end:
+#: many times what ending it takes.
+WATCHDOG = 60.0
 
 
 class TestInterrupts(base.TestCase):
@@ -82,3 +89,54 @@ class TestInterrupts(base.TestCase):
             lambda argv: common.run("murano-cidr", command, self.conf))
         self.assertEqual(130, code)
         self.assertEqual("murano-cidr: interrupted by SIGINT\n", err)
+
+    def test_a_signal_the_read_does_not_see_still_ends_it(self):
+        # A signal that comes just before a blocking read() does not
+        # interrupt it (the C handler ran, Python's has not yet). The same
+        # holds for a signal delivered to another thread while the main
+        # one reads, which a test can arrange: the main thread blocks
+        # SIGTERM, so the kernel hands it to the sender thread.
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, write_end)
+        self.addCleanup(os.close, read_end)
+        main = threading.get_native_id()
+        blocked, done = threading.Event(), threading.Event()
+        watchdog = []
+
+        def waiting():
+            with open("/proc/self/task/%d/wchan" % main) as f:
+                wchan = f.read()
+            return wchan.endswith("pipe_read") or wchan.startswith(
+                ("do_select", "poll_schedule_timeout"))
+
+        def send():
+            blocked.wait(WATCHDOG)
+            deadline = time.monotonic() + WATCHDOG
+            while not waiting() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGTERM)
+            # Only if the read went on waiting: end it with data.
+            if not done.wait(WATCHDOG):
+                watchdog.append("the read did not end")
+                os.write(write_end, b"[]")
+
+        # Started first: it inherits a mask without SIGTERM blocked.
+        sender = threading.Thread(target=send)
+        sender.start()
+        try:
+            with interrupts.handled():
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK,
+                                              {signal.SIGTERM})
+                try:
+                    blocked.set()
+                    self.assertRaises(interrupts.Interrupted,
+                                      files.read_text,
+                                      "/proc/self/fd/%d" % read_end)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        finally:
+            blocked.set()
+            done.set()
+            sender.join()
+        self.assertEqual([], watchdog)
+        self.assertIsNone(files.signal_fd)
