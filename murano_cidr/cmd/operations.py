@@ -323,7 +323,7 @@ def do_prune(conf):
             conf, require=Capability.SHARES_STATE,
             action="prune allocations") as driver:
         decisions = pruning.plan(driver.list(scope=args.scope), live,
-                                 grace=args.grace)
+                                 grace=args.grace, now=driver.now())
         if args.apply:
             pruning.check_share(decisions, args.max_release)
             pruning.apply(driver, decisions)
@@ -340,7 +340,8 @@ def do_reconcile(conf):
         decisions = reconciling.plan(
             driver.list(scope=args.scope)
             + driver.list_released(scope=args.scope), listing,
-            grace=args.grace, release_grace=driver.release_grace)
+            grace=args.grace, release_grace=driver.release_grace,
+            now=driver.now())
         if args.apply:
             pruning.check_share(
                 decisions, args.max_release, name="reconcile plan",

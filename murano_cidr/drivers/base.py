@@ -193,6 +193,14 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     #: ``reconcile`` waits for too; none otherwise.
     release_grace = datetime.timedelta(0)
 
+    def now(self):
+        """Return the time on the clock of the driver's timestamps.
+
+        :returns: an aware UTC time: the host's here, the database
+            server's for ``db``; ``prune`` and ``reconcile`` measure on it.
+        """
+        return datetime.datetime.now(datetime.timezone.utc)
+
     def list_released(self, scope=None):
         """Return the released CIDRs the driver still holds back.
 
@@ -244,17 +252,10 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             "import_allocations" % type(self).__name__)
 
     def import_stream(self, source):
-        """Record CIDRs that already exist, all or nothing, from a stream.
+        """:meth:`import_allocations` of more than memory holds at once.
 
-        :meth:`import_allocations` for more allocations than fit in memory
-        at once: ``murano-cidr import`` of a large file. This version hands
-        them to :meth:`import_allocations` as one list; a driver that can
-        record them as they come overrides it.
-
-        :param source: a callable returning an iterable of
-            :class:`~murano_cidr.allocation.Allocation`; called again for
-            each attempt of a retried transaction, so it must start from
-            the first allocation each time.
+        :param source: a callable returning an iterable of allocations,
+            called again for each attempt of a retried transaction.
         :returns: the number of allocations newly recorded.
         :raises: as :meth:`import_allocations`.
         """

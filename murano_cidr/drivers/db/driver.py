@@ -244,6 +244,10 @@ class DbDriver(base.AllocatorDriver):
                      held.cidr, held.scope, held.owner)
         return freed
 
+    def now(self):
+        from murano_cidr.drivers.db import records
+        return records.now(self.database)
+
     def get(self, owner):
         owner = allocation_mod.validate_owner(owner)
         row = self.database.read(statements.get, owner)
@@ -297,11 +301,7 @@ class DbDriver(base.AllocatorDriver):
         return recorded
 
     def import_stream(self, source):
-        """Record CIDRs that already exist, all or nothing, as they come.
-
-        See :meth:`murano_cidr.drivers.base.AllocatorDriver.import_stream`:
-        one transaction, holding a part of the stream at a time.
-        """
+        """One transaction, holding a part of ``source()`` at a time."""
         from murano_cidr.drivers.db import importing as db_importing
         recorded = db_importing.import_stream(self.database, source)
         if recorded:

@@ -66,6 +66,13 @@ def released(database, scope=None):
     return [models.to_allocation(r) for r in rows]
 
 
+def now(database):
+    """Return the database server's time, aware UTC, whole seconds."""
+    moment = database.read(
+        lambda conn: conn.execute(sa.select(models.utc_now())).scalar())
+    return moment.replace(tzinfo=datetime.timezone.utc)
+
+
 def _naive_utc(moment):
     """Return ``moment`` as naive UTC, as the tables keep it."""
     if moment.tzinfo is not None:

@@ -396,6 +396,32 @@ class TestReconcile(CommandTestCase):
         self.assertIn("cannot reconcile allocations", err)
 
 
+class TestStoreClock(CommandTestCase):
+    """prune and reconcile measure ages on the store's clock."""
+
+    def setUp(self):
+        super().setUp()
+        # The database server's clock is two days ahead of this host's:
+        # "young", created an hour ago by the host's clock, was created
+        # two days ago by the clock that stamped it.
+        self.driver.clock_offset = 2 * DAY
+
+    def test_reconcile_uses_the_store_clock(self):
+        code, out, err = self.run_cli(
+            "reconcile", *TestReconcile.listings(self, {"r": ["s0"],
+                                                        "r2": []}))
+        self.assertSucceeded(code, err)
+        self.assertIn("would release 2, keep 1 (1 on their router); dry "
+                      "run", out)
+        self.assertNotIn("within the grace period", out)
+
+    def test_prune_uses_the_store_clock(self):
+        live = self.write("live.txt", "held\n")
+        code, out, err = self.run_cli("prune", "--live-owners", live)
+        self.assertSucceeded(code, err)
+        self.assertIn("would release 2, keep 1 (1 live owners)", out)
+
+
 class TestConvertOpenstack(CommandTestCase):
 
     def test_rows_on_stdout_skips_on_stderr(self):

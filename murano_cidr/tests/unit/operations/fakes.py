@@ -49,6 +49,11 @@ class FakeStatefulDriver(base.AllocatorDriver):
         self.allocations = {a.owner: a for a in allocations}
         self.import_calls = 0
         self.closed = False
+        #: How far the store's clock is ahead of the host's.
+        self.clock_offset = datetime.timedelta(0)
+
+    def now(self):
+        return super().now() + self.clock_offset
 
     def _overlapping(self, cidr, scope, ip_version, exclude=None):
         net = netaddr.IPNetwork(cidr)

@@ -131,3 +131,20 @@ class TestImportStream(base.DbTestCase):
             self.assertRaises(error, self.driver.import_stream,
                               lambda: batch)
             self.assertEqual(self.before, self.snapshot())
+
+
+class TestServerClock(base.DbTestCase):
+
+    def test_now_is_the_clock_of_the_rows(self):
+        driver = self.make_driver()
+        self.addCleanup(driver.close)
+        driver.allocate("a", scope="r")
+        self.assertTrue(driver.release("a"))
+        with fixtures.MockPatch(
+                "murano_cidr.drivers.base.datetime") as host_clock:
+            now = driver.now()
+        # Not the host's clock (which the base class reads).
+        host_clock.mock.datetime.now.assert_not_called()
+        self.assertEqual(datetime.timezone.utc, now.tzinfo)
+        released = driver.list_released()[0].released_at
+        self.assertLessEqual(released, now)
