@@ -39,6 +39,7 @@ from tooz import coordination
 
 from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend
+from murano_cidr.drivers.lock import deadlines
 from murano_cidr.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -50,25 +51,11 @@ LOG = logging.getLogger(__name__)
 safe_url = messages.safe_url
 
 
-def _tcp_probe(url, timeout):
-    """Return None if the URL's host and port accept a connection.
-
-    :returns: None (also for a URL without host and port), or why the
-        connection failed.
-    """
-    try:
-        parts = urllib.parse.urlsplit(url)
-        host, port = parts.hostname, parts.port
-    except ValueError as e:
-        return "bad URL: %s" % e
-    if not host or not port:
-        return None
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as e:
-        return "cannot connect to %s:%d: %s" % (host, port,
-                                                e.strerror or e)
-    return None
+def _release_if_taken(lock):
+    def undo(taken):
+        if taken:
+            lock.release()
+    return undo
 
 
 def _member_id():
@@ -90,8 +77,8 @@ class ToozReservation(backend.Reservation):
         self.name = (name.decode("utf-8") if isinstance(name, bytes)
                      else str(name))
 
-    def still_held(self):
-        with self._owner.calling("cannot check the lock %s" % self.name):
+    def still_held(self, seconds=None):
+        def is_still_owner():
             try:
                 return bool(self._lock.is_still_owner())
             except tooz.NotImplemented:
@@ -99,28 +86,35 @@ class ToozReservation(backend.Reservation):
                 # compare-and-delete, which release_checked relies on.
                 return True
 
-    def release(self):
+        return self._owner.request("cannot check the lock %s" % self.name,
+                                   is_still_owner, seconds)
+
+    def release(self, seconds=None):
+        if seconds is None:
+            seconds = self._owner.best_effort_seconds
         try:
-            self._release()
+            self._release(seconds)
         except exceptions.LockUnavailable as e:
             LOG.warning("Could not release lock %s on %s (it will expire): "
                         "%s", self.name,
                         self._owner.description, e.kwargs["reason"])
 
     def release_checked(self):
+        # The check and the release share one request's bound.
+        deadline = self._owner.deadline()
         try:
             held = self.still_held()
         except exceptions.LockUnavailable:
-            self.release()
+            self.release(deadline.remaining())
             raise
-        return self._release() and held
+        return self._release(deadline.remaining()) and held
 
-    def _release(self):
-        with self._owner.calling("cannot release the lock %s" % self.name):
-            # NOTE: False means the lock was no longer ours: it expired,
-            # or (etcd3, Redis) the service no longer has it with our
-            # token.
-            return bool(self._lock.release())
+    def _release(self, seconds=None):
+        # NOTE: False means the lock was no longer ours: it expired, or
+        # (etcd3, Redis) the service no longer has it with our token.
+        return bool(self._owner.request(
+            "cannot release the lock %s" % self.name, self._lock.release,
+            seconds))
 
 
 class ToozLockBackend(backend.LockBackend):
@@ -151,6 +145,10 @@ class ToozLockBackend(backend.LockBackend):
                          in self._service.options(lock_timeout).items()
                          if name not in query}
         try:
+            #: How long one request may wait, where the driver bounds it
+            #: itself (None: the client's own options bound every call).
+            self.request_seconds = self._service.request_seconds(
+                url, lock_timeout)
             self._coordinator = coordination.get_coordinator(
                 url, _member_id(), **self._options)
             self._errors = (tooz.ToozError,) + self._service.errors()
@@ -172,6 +170,47 @@ class ToozLockBackend(backend.LockBackend):
                 option="coordination_url",
                 reason="%s: %s" % (self.description,
                                    tooz_clients.describe(e)))
+
+    @property
+    def checked_seconds(self):
+        """How long a request whose answer matters may wait, or None.
+
+        Twice :attr:`request_seconds`: a late connection, then the reply.
+        """
+        return self.request_seconds and 2 * self.request_seconds
+
+    @property
+    def best_effort_seconds(self):
+        """How long a best-effort release may wait, or None."""
+        return self.request_seconds
+
+    def deadline(self):
+        """Return the deadline of one checked request, from now."""
+        return deadlines.Deadline(self.checked_seconds)
+
+    def request(self, what, function, seconds=None, undo=None):
+        """Make one call through tooz, bounded, failing typed.
+
+        :param what: what failed, e.g. ``"cannot take the lock X"``.
+        :param function: the call, without arguments.
+        :param seconds: how long to wait for it; None:
+            :attr:`checked_seconds`. Where that is None too, as long as
+            the client waits.
+        :param undo: given the result of a call that ended too late.
+        :raises murano_cidr.exceptions.LockUnavailable: if it failed, or
+            did not end in time.
+        """
+        if seconds is None:
+            seconds = self.checked_seconds
+        with self.calling(what):
+            if seconds is None:
+                return function()
+            try:
+                return deadlines.call(seconds, function, undo)
+            except deadlines.Late:
+                raise self._unavailable(
+                    "%s: no answer within %.1f seconds (the client goes on "
+                    "trying in the background)" % (what, max(0, seconds)))
 
     def _unavailable(self, reason):
         return exceptions.LockUnavailable(url=self.description,
@@ -211,15 +250,14 @@ class ToozLockBackend(backend.LockBackend):
                 self._coordinator = coordination.get_coordinator(
                     self.url, _member_id(), **self._options)
             if not self._started:
-                if self._service.probe_first:
-                    reason = _tcp_probe(self.url, tooz_clients.request_timeout(
-                        self.lock_timeout))
+                if self.request_seconds is not None:
+                    reason = self._service.ping(self.url,
+                                                self.request_seconds)
                     if reason is not None:
                         raise self._unavailable(
                             "cannot start the coordinator: %s" % reason)
                 with self.calling("cannot start the coordinator"):
                     self._coordinator.start(start_heart=self._service.heart)
-                self._service.started(self._coordinator)
                 self._started = True
                 self._restart = False
                 LOG.info("Connected to the lock service %s",
@@ -246,11 +284,21 @@ class ToozLockBackend(backend.LockBackend):
         try:
             lock = coordinator.get_lock(name.encode("utf-8"))
             remaining = max(0.0, deadline - time.monotonic())
-            with self.calling("cannot take the lock %s" % name):
+
+            def wait():
                 try:
-                    with self._service.bounded_wait(lock, remaining):
-                        acquired = lock.acquire(blocking=remaining)
+                    return lock.acquire(blocking=remaining)
                 except self._service.lock_timeouts():
+                    return False
+
+            with self.calling("cannot take the lock %s" % name):
+                # NOTE: kazoo starts its wait again each time the engine
+                # ahead in the queue leaves; the driver waits no longer
+                # than the deadline (tooz_clients.ZooKeeper).
+                try:
+                    acquired = deadlines.call(remaining, wait,
+                                              undo=_release_if_taken(lock))
+                except deadlines.Late:
                     acquired = False
             if not acquired:
                 raise self._timed_out(name)
@@ -270,8 +318,9 @@ class ToozLockBackend(backend.LockBackend):
     def try_reserve(self, name):
         coordinator = self._coordinator_ready()
         lock = coordinator.get_lock(name.encode("utf-8"))
-        with self.calling("cannot take the lock %s" % name):
-            acquired = lock.acquire(blocking=False)
+        acquired = self.request("cannot take the lock %s" % name,
+                                lambda: lock.acquire(blocking=False),
+                                undo=_release_if_taken(lock))
         if not acquired:
             return None
         reservation = ToozReservation(lock, self)
@@ -294,7 +343,9 @@ class ToozLockBackend(backend.LockBackend):
         :param timeout: seconds to wait for the connection.
         :returns: None, or why the service does not answer.
         """
-        reason = _tcp_probe(self.url, timeout)
+        reason = tooz_clients.tcp_probe(self.url, timeout)
+        if reason is None and self.request_seconds is not None:
+            reason = self._service.ping(self.url, timeout)
         if reason is not None:
             return reason
         with self._start_lock:
@@ -329,8 +380,9 @@ class ToozLockBackend(backend.LockBackend):
                                 self.lock_timeout)
                     return
             try:
-                self._coordinator.stop()
-            except self._errors as e:
+                self.request("cannot stop the coordinator",
+                             self._coordinator.stop, self.lock_timeout)
+            except exceptions.LockUnavailable as e:
                 LOG.warning("Could not stop the coordinator of %s cleanly "
                             "(its locks will expire): %s",
-                            self.description, tooz_clients.describe(e))
+                            self.description, e.kwargs["reason"])

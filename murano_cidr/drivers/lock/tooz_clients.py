@@ -21,9 +21,10 @@ unwrapped, so that each failure becomes a
 :class:`~murano_cidr.exceptions.LockUnavailable` with its real reason.
 """
 
-import contextlib
-import threading
+import socket
 import urllib.parse
+
+from oslo_utils import strutils
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
 #: kazoo's default grows to an hour, which would delay recovery after an
@@ -45,6 +46,27 @@ def request_timeout(lock_timeout):
     :returns: whole seconds (tooz's etcd3 driver takes an int).
     """
     return max(1, int(lock_timeout) // 2)
+
+
+def tcp_probe(url, timeout):
+    """Return None if the URL's host and port accept a connection.
+
+    :returns: None (also for a URL without host and port), or why the
+        connection failed.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError as e:
+        return "bad URL: %s" % e
+    if not host or not port:
+        return None
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        return "cannot connect to %s:%d: %s" % (host, port,
+                                                e.strerror or e)
+    return None
 
 
 def _escape(text):
@@ -95,10 +117,6 @@ class Client(object):
 
     heart = True
     serialises = True
-    #: Whether the service's host and port must answer within
-    #: :func:`request_timeout` before the coordinator is started, because
-    #: the client's first connection is not bounded by the options.
-    probe_first = False
 
     def options(self, lock_timeout):
         """Return the tooz options that bound this backend's calls.
@@ -123,8 +141,25 @@ class Client(object):
         """
         return False
 
-    def started(self, coordinator):
-        """Adjust the client once the coordinator has started."""
+    def request_seconds(self, url, lock_timeout):
+        """Return how long one request may wait, if the driver bounds it.
+
+        :param url: the coordination URL.
+        :param lock_timeout: ``[cidr_allocator] lock_timeout``.
+        :returns: seconds; None where the client's options bound every
+            call (the driver then waits for the client alone).
+        """
+        return None
+
+    def ping(self, url, seconds):
+        """Ask the service one question before the coordinator starts.
+
+        :param url: the coordination URL.
+        :param seconds: how long the answer may take.
+        :returns: None (also where nothing needs asking), or why the
+            service did not answer.
+        """
+        return None
 
     def acquired(self, lock):
         """Do what a lock just taken needs before it is used.
@@ -132,17 +167,6 @@ class Client(object):
         :param lock: the :class:`tooz.locking.Lock`, held.
         :raises tooz.ToozError: if the service cannot be reached.
         """
-
-    def bounded_wait(self, lock, seconds):
-        """Return a context manager around a blocking ``lock.acquire``.
-
-        tooz's own timeout bounds the whole wait on every backend but
-        ZooKeeper's (:meth:`ZooKeeper.bounded_wait`).
-
-        :param lock: the :class:`tooz.locking.Lock` about to be acquired.
-        :param seconds: how long the whole wait may last.
-        """
-        return contextlib.nullcontext()
 
 
 class Local(Client):
@@ -163,10 +187,13 @@ class ZooKeeper(Client):
     20 ticks by default). Waiters are queued in order, so picks are
     serialised by the scope lock. kazoo waits up to its timeout for the
     engine just ahead in the queue and starts that wait again each time
-    the one ahead leaves, so the wait is cancelled at ``lock_wait_timeout``
-    after it began (:meth:`bounded_wait`); the requests then in flight
-    still end (one round trip each on a slow link, at most about
-    ``lock_timeout`` on a dead one) before ``allocate`` fails.
+    the one ahead leaves, so the driver stops waiting for kazoo
+    ``lock_wait_timeout`` after ``allocate`` began
+    (:mod:`~murano_cidr.drivers.lock.deadlines`) and ``allocate`` fails
+    then. kazoo's wait goes on in the background, keeping the engine's
+    place in the queue, until kazoo's own timeout; a lock it gets by then
+    is released at once, so the engines queued behind lose a few round
+    trips, no more.
 
     kazoo queues a request made while it is disconnected until it is
     connected again, and by default tries to reconnect forever, so a call
@@ -194,30 +221,15 @@ class ZooKeeper(Client):
                 kazoo_threading.KazooTimeoutError)
 
     def lock_timeouts(self):
-        from kazoo import exceptions as kazoo_exceptions
-        return (kazoo_exceptions.LockTimeout,
-                kazoo_exceptions.CancelledError)
-
-    @contextlib.contextmanager
-    def bounded_wait(self, lock, seconds):
         # NOTE: tooz offers no public way to cancel a wait for a lock, and
         # kazoo's timeout restarts with each engine ahead that leaves (an
         # engine third in the queue could wait twice lock_wait_timeout).
         # kazoo's Lock.cancel() is public, but tooz keeps kazoo's lock in
-        # the private attribute ZooKeeperLock._lock. This is the one place
-        # that reads it; without it the wait is kazoo's alone.
-        kazoo_lock = getattr(lock, "_lock", None)
-        cancel = getattr(kazoo_lock, "cancel", None)
-        if cancel is None:
-            yield
-            return
-        timer = threading.Timer(seconds, cancel)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
+        # a private attribute; upstream tooz would need a public
+        # ZooKeeperLock.cancel() (or a kazoo wait bounded as a whole). The
+        # driver stops waiting at its deadline instead.
+        from kazoo import exceptions as kazoo_exceptions
+        return (kazoo_exceptions.LockTimeout,)
 
     def closed(self, error):
         from kazoo import exceptions as kazoo_exceptions
@@ -294,43 +306,74 @@ class Redis(Client):
 
     * Waiting for a lock polls it every 0.1 s, as on etcd3, with the same
       unfairness: picks are not serialised on Redis either.
-    * Each connection attempt and each reply times out after
+    * Each connection attempt and each reply times out after ``T =``
       :func:`request_timeout` seconds (tooz's ``socket_connect_timeout``
-      and ``socket_timeout`` options; tooz's own default is 30 s), so a
-      call fails within about ``lock_timeout`` when Redis does not answer.
-      A refused connection is tried again by tooz (15 times, at once).
-    * redis-py retries its first connection ten times, whatever the
-      options, before :meth:`started` can turn that off; so the host and
-      port are probed first, within the same timeout. Only a Redis that
-      stops answering between that probe and the start makes the first
-      call wait longer (eleven connection timeouts).
+      and ``socket_timeout`` options; tooz's own default is 30 s).
+    * redis-py (>= 6) retries each command ten times, with pauses, and
+      each connection attempt of each of them ten times more; tooz tries
+      a refused command 15 times. Against a stopped, cut-off or refusing
+      Redis one call would so wait about a minute, or many. So the driver
+      waits for a call no longer than one request's bound (``2 × T``: a
+      late connection, then the reply; ``T`` for a best-effort release)
+      and fails it then (:mod:`~murano_cidr.drivers.lock.deadlines`); the
+      call goes on in the background until redis-py gives up, and a lock
+      it takes by then is released at once.
+    * Before the coordinator starts, a client of the driver's own, with
+      redis-py's retries off, sends one PING (:meth:`ping`): a Redis that
+      is stopped, cut off or refusing fails the first call within ``2 ×
+      T``, as any later one. Only a Redis that stops answering between
+      that PING and the start makes the first call wait for redis-py's
+      retries (about eleven timeouts).
     """
 
     serialises = False
-    probe_first = True
 
     def options(self, lock_timeout):
         seconds = request_timeout(lock_timeout)
         return {"lock_timeout": lock_timeout, "socket_timeout": seconds,
                 "socket_connect_timeout": seconds}
 
-    def started(self, coordinator):
-        # NOTE: tooz already retries a refused Redis command 15 times, and
-        # redis-py (>= 6) retries each command and each connection again,
-        # with a backoff: one call would wait for many timeouts. tooz has
-        # no public way to set redis-py's retry policy, so this, the one
-        # use of tooz's private RedisDriver._client, turns it off
-        # (redis-py's own public set_retry); tooz's retries remain. Until
-        # the coordinator has started, redis-py's default applies.
-        client = getattr(coordinator, "_client", None)
-        if client is None or not hasattr(client, "set_retry"):
-            return
+    def request_seconds(self, url, lock_timeout):
+        # NOTE: tooz has no public way to give redis-py a retry policy
+        # (upstream tooz would need a "retry" option passed to
+        # redis.Redis, or a public accessor of its client, whose public
+        # set_retry() would do); so the driver bounds each call itself,
+        # by the URL's own socket timeouts if it sets them.
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        seconds = [float(query[name][-1]) for name in
+                   ("socket_timeout", "socket_connect_timeout")
+                   if name in query]
+        return max(seconds) if seconds else request_timeout(lock_timeout)
+
+    def ping(self, url, seconds):
+        import redis
+        from redis import backoff
+        from redis import retry
+        parts = urllib.parse.urlsplit(url)
+        if not parts.hostname:
+            return None
+        query = urllib.parse.parse_qs(parts.query)
+        tls = {name: query[name][-1] for name in
+               ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs")
+               if name in query}
+        client = redis.Redis(
+            host=parts.hostname, port=parts.port or 6379,
+            socket_timeout=seconds, socket_connect_timeout=seconds,
+            retry=retry.Retry(backoff.NoBackoff(), 0),
+            ssl=strutils.bool_from_string(query.get("ssl", [""])[-1]),
+            **tls)
         try:
-            from redis import backoff
-            from redis import retry
-        except ImportError:
-            return
-        client.set_retry(retry.Retry(backoff.NoBackoff(), 0))
+            client.ping()
+        except (redis.AuthenticationError, redis.ResponseError):
+            # An answer: the coordinator's start, with the URL's
+            # credentials, says whatever is wrong.
+            return None
+        except redis.RedisError as e:
+            return "no answer to PING from %s:%d: %s" % (
+                parts.hostname, parts.port or 6379, describe(e))
+        finally:
+            client.close()
+        return None
 
 
 _CLIENTS = {

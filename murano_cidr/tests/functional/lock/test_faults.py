@@ -185,6 +185,44 @@ class TestRedisFaults(FaultTests, base.TestCase):
         engine.cycle("net-3", self.watchdog)
         self.assertHistoryHolds()
 
+    def test_frozen_before_the_first_call(self):
+        # Issue 24.2: the kernel of a stopped Redis accepts the connection,
+        # then redis-py's default retries (eleven attempts, each waiting
+        # for a reply) held the first call 58-60 s at lock_timeout 10.
+        engine = Remote(self, "e1")
+        self.host.freeze()
+        engine.expect(history.ALLOCATE, "net-1", self.watchdog,
+                      "LockUnavailable")
+        self.host.thaw()
+        engine.cycle("net-2", self.watchdog)
+        self.assertHistoryHolds()
+
+    def test_frozen_while_warm(self):
+        engine = Remote(self, "e1")
+        engine.cycle("net-1", self.watchdog)
+        self.host.freeze()
+        engine.expect(history.ALLOCATE, "net-2", self.watchdog,
+                      "LockUnavailable")
+        self.host.thaw()
+        engine.cycle("net-3", self.watchdog)
+        self.assertHistoryHolds()
+
+    def test_refused_before_the_first_call_and_while_warm(self):
+        first = Remote(self, "e1")
+        warm = Remote(self, "e2")
+        warm.cycle("w-1", self.watchdog)
+        self.server.stop()
+        first.expect(history.ALLOCATE, "f-1", self.watchdog,
+                     "LockUnavailable")
+        # tooz tries a refused command 15 times, redis-py's default retries
+        # ten times more each, with pauses: about a minute in all.
+        warm.expect(history.ALLOCATE, "w-2", self.watchdog,
+                    "LockUnavailable")
+        self.server.start()
+        first.cycle("f-2", self.watchdog)
+        warm.cycle("w-3", self.watchdog)
+        self.assertHistoryHolds()
+
     def test_one_engine_partitioned_while_the_others_go_on(self):
         cut = self.host.add_client()
         victim = Remote(self, "victim", namespace=cut.name)

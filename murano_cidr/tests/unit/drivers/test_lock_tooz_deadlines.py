@@ -17,25 +17,100 @@ bounds against real servers behind real network faults; these check what
 the backend asks of tooz and of the client libraries.
 """
 
+import socket
 import threading
+import time
 from unittest import mock
 
 from etcd3gw import exceptions as etcd3gw_exceptions
-from kazoo import exceptions as kazoo_exceptions
-from redis import exceptions as redis_exceptions
 from tooz import coordination
 
+from murano_cidr.drivers.lock import deadlines
 from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr.drivers.lock import tooz_clients
 from murano_cidr import exceptions
+from murano_cidr.tests import base
 from murano_cidr.tests.unit.drivers import test_lock_tooz
 
-try:
-    from redis import retry as redis_retry
-except ImportError:
-    # redis-py < 4.1 (Xena's pin, 3.5.3) has no retry policies, and no
-    # retries of its own to turn off.
-    redis_retry = None
+#: Seconds a test waits for something that should happen at once.
+WATCHDOG = 30
+
+
+class TestDeadlines(base.TestCase):
+
+    def test_a_call_in_time_returns_or_raises_its_own(self):
+        self.assertEqual(4, deadlines.call(WATCHDOG, lambda: 4))
+
+        def fails():
+            raise TimeoutError("the client's own")
+
+        e = self.assertRaises(TimeoutError, deadlines.call, WATCHDOG, fails)
+        self.assertEqual("the client's own", str(e))
+
+    def test_a_late_call_is_undone_when_it_succeeds(self):
+        go_on = threading.Event()
+        undone = []
+        self.assertRaises(deadlines.Late, deadlines.call, 0.1,
+                          lambda: go_on.wait(WATCHDOG) and "taken",
+                          undone.append)
+        self.assertEqual([], undone)
+        go_on.set()
+        self.assertTrue(_until(lambda: undone == ["taken"]))
+
+    def test_a_late_failure_needs_no_undo(self):
+        go_on = threading.Event()
+        undone = []
+
+        def fails():
+            go_on.wait(WATCHDOG)
+            raise ValueError("late")
+
+        self.assertRaises(deadlines.Late, deadlines.call, 0, fails,
+                          undone.append)
+        go_on.set()
+        self.assertEqual([], undone)
+
+    def test_a_deadline_counts_down(self):
+        self.assertIsNone(deadlines.Deadline(None).remaining())
+        self.assertLessEqual(deadlines.Deadline(5).remaining(), 5)
+
+
+def _until(condition):
+    end = time.monotonic() + WATCHDOG
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+class TestRedisPing(base.TestCase):
+    """The driver's own PING, with redis-py's retries off."""
+
+    def listener(self):
+        server = socket.socket()
+        self.addCleanup(server.close)
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        return "redis://127.0.0.1:%d" % server.getsockname()[1], server
+
+    def test_a_silent_server_is_asked_once(self):
+        # The kernel accepts the connection; nothing ever answers (a
+        # stopped Redis). redis-py's default would try eleven times.
+        url, _ = self.listener()
+        started = time.monotonic()
+        reason = tooz_clients.Redis().ping(url, 0.5)
+        self.assertIn("no answer to PING", reason)
+        self.assertLess(time.monotonic() - started, 5)
+
+    def test_a_refused_connection_is_not_retried(self):
+        url, server = self.listener()
+        server.close()
+        reason = tooz_clients.Redis().ping(url, 0.5)
+        self.assertIn("no answer to PING", reason)
+
+    def test_a_url_without_host_is_not_asked(self):
+        self.assertIsNone(tooz_clients.Redis().ping("redis:///sock", 0.5))
 
 
 class TestRedisDeadlines(test_lock_tooz.ToozTestCase):
@@ -43,8 +118,8 @@ class TestRedisDeadlines(test_lock_tooz.ToozTestCase):
     url = "redis://127.0.0.1:6379"
 
     def setUp(self):
-        self.probe = self.enterContext(mock.patch.object(
-            tooz_backend, "_tcp_probe", return_value=None))
+        self.ping = self.enterContext(mock.patch.object(
+            tooz_clients.Redis, "ping", return_value=None))
         super().setUp()
 
     def test_the_socket_timeouts_reach_tooz(self):
@@ -58,44 +133,41 @@ class TestRedisDeadlines(test_lock_tooz.ToozTestCase):
         self.assertNotIn("socket_timeout", backend.call_args.kwargs)
         self.assertEqual(3, backend.call_args.kwargs[
             "socket_connect_timeout"])
+        self.assertEqual(9, tooz_clients.Redis().request_seconds(
+            self.url + "?socket_timeout=9", 7))
 
-    def test_the_host_is_probed_within_the_timeout_before_start(self):
+    def test_redis_is_pinged_within_the_timeout_before_start(self):
         self.driver.allocate("net-1", scope="r")
-        self.probe.assert_called_once_with(self.url, 3)
+        self.ping.assert_called_once_with(self.url, 3)
         self.coordinator.start.assert_called_once_with(start_heart=True)
 
-    def test_an_unanswered_probe_fails_without_starting(self):
-        self.probe.return_value = "cannot connect to h:6379: timed out"
+    def test_an_unanswered_ping_fails_without_starting(self):
+        self.ping.return_value = "no answer to PING from h:6379: timed out"
         e = self.assertRaises(exceptions.LockUnavailable,
                               self.driver.allocate, "net-1", scope="r")
         self.assertIn("timed out", str(e))
         self.coordinator.start.assert_not_called()
         self.assertIsNone(self.driver.get("net-1"))
         # Once it answers, the same driver starts.
-        self.probe.return_value = None
+        self.ping.return_value = None
         self.driver.allocate("net-1", scope="r")
         self.coordinator.start.assert_called_once_with(start_heart=True)
 
-    def test_redis_py_does_not_retry_after_start(self):
-        self.driver.allocate("net-1", scope="r")
-        client = self.coordinator._client
-        if redis_retry is None:
-            client.set_retry.assert_not_called()
-            return
-        client.set_retry.assert_called_once_with(mock.ANY)
-        policy = client.set_retry.call_args.args[0]
-        self.assertIsInstance(policy, redis_retry.Retry)
-        # Retry.get_retries() needs redis-py 5; what the policy does, on
-        # every version that has one: a failed command is not tried again.
-        attempts = []
-
-        def command():
-            attempts.append(1)
-            raise redis_exceptions.ConnectionError("down")
-
-        self.assertRaises(redis_exceptions.ConnectionError,
-                          policy.call_with_retry, command, lambda e: None)
-        self.assertEqual(1, len(attempts))
+    def test_a_lock_taken_after_the_deadline_is_given_back(self):
+        # redis-py's own retries would hold the call for about a minute.
+        backend = self.driver.backend
+        backend.request_seconds = 0.1
+        go_on = threading.Event()
+        self.lock.acquire.side_effect = (
+            lambda blocking: go_on.wait(WATCHDOG))
+        e = self.assertRaises(exceptions.LockUnavailable,
+                              self.driver.allocate, "net-1", scope="r")
+        self.assertIn("no answer within 0.2 seconds", str(e))
+        self.assertIsNone(self.driver.get("net-1"))
+        self.lock.release.assert_not_called()
+        go_on.set()
+        self.assertTrue(_until(
+            lambda: self.lock.release.called))
 
 
 class TestEtcdDeadlines(test_lock_tooz.ToozTestCase):
@@ -126,39 +198,32 @@ class TestZooKeeperDeadline(test_lock_tooz.ToozTestCase):
 
     def setUp(self):
         super().setUp()
-        self.cancelled = threading.Event()
-        kazoo_lock = mock.Mock()
-        kazoo_lock.cancel.side_effect = self.cancelled.set
-        self.lock._lock = kazoo_lock
+        self.granted = threading.Event()
         self.waits = []
 
         def acquire(blocking):
             if blocking is False:
                 return True
             self.waits.append(blocking)
-            # kazoo's wait, never granted: it ends only when cancelled.
-            if not self.cancelled.wait(30):
-                return True
-            raise kazoo_exceptions.CancelledError()
+            # kazoo's wait, granted only when the test says so.
+            return self.granted.wait(WATCHDOG)
 
         self.lock.acquire.side_effect = acquire
 
-    def test_the_wait_is_cancelled_at_the_deadline(self):
+    def test_the_driver_stops_waiting_at_the_deadline(self):
         e = self.assertRaises(exceptions.LockUnavailable,
                               self.driver.allocate, "net-1", scope="r")
         self.assertIn("lock_wait_timeout", str(e))
-        self.assertTrue(self.cancelled.is_set())
         self.assertEqual(1, len(self.waits))
         self.assertLessEqual(self.waits[0], 1)
         self.assertIsNone(self.driver.get("net-1"))
+        # kazoo's wait went on; the lock it got late is given back.
+        self.lock.release.assert_not_called()
+        self.granted.set()
+        self.assertTrue(_until(
+            lambda: self.lock.release.called))
 
-    def test_a_granted_wait_is_not_cancelled(self):
-        self.lock.acquire.side_effect = None
-        self.lock.acquire.return_value = True
+    def test_a_granted_wait_is_kept(self):
+        self.granted.set()
         self.driver.allocate("net-1", scope="r")
-        self.assertFalse(self.cancelled.wait(1.5))
-
-    def test_other_backends_wait_as_tooz_does(self):
-        with tooz_clients.Client().bounded_wait(self.lock, 0):
-            pass
-        self.lock._lock.cancel.assert_not_called()
+        self.assertEqual(1, len(self.waits))
