@@ -15,14 +15,17 @@
 The figures of doc/source/admin/timeouts.rst for Redis, etcd and
 ZooKeeper that CI does not measure. As root, from a source tree::
 
-    python tools/measure_lock_faults.py [redis|etcd|zookeeper ...]
+    python tools/measure_lock_faults.py [--defaults] \
+        [--scenario blackhole|frozen|rtt|loss ...] [redis|etcd|zookeeper ...]
 
 Each backend's server runs in a network namespace of its own (the fault
 tests' fixtures); the engine is this process, with ``lock_timeout = 10``
-and ``lock_wait_timeout = 20``. Prints one line per measurement: the
-scenario, the call, its seconds and its outcome.
+and ``lock_wait_timeout = 20``, or the library's defaults with
+``--defaults``. Prints one line per measurement: the scenario, the call,
+its seconds and its outcome.
 """
 
+import argparse
 import sys
 import time
 import uuid
@@ -42,10 +45,15 @@ SCHEMES = {"redis": "redis", "etcd": "etcd3+http",
            "zookeeper": "zookeeper"}
 
 
+#: Whether the drivers keep the library's default timeouts.
+DEFAULTS = False
+
+
 def driver(url):
-    settings = dict(POOL, driver="lock", coordination_url=url,
-                    lock_timeout=LOCK_TIMEOUT,
-                    lock_wait_timeout=WAIT_TIMEOUT)
+    settings = dict(POOL, driver="lock", coordination_url=url)
+    if not DEFAULTS:
+        settings.update(lock_timeout=LOCK_TIMEOUT,
+                        lock_wait_timeout=WAIT_TIMEOUT)
     return workers.build_allocator(settings)
 
 
@@ -82,6 +90,26 @@ def blackholes(host, url, scope):
     held.close()
 
 
+def frozen(host, url, scope):
+    """The server stopped (SIGSTOP) before a first call, then while warm."""
+    fresh = driver(url)
+    host.freeze()
+    timed("frozen", "first allocate", fresh.allocate, "f-1", scope=scope)
+    host.thaw()
+    timed("frozen", "allocate after SIGCONT", fresh.allocate, "f-2",
+          scope=scope)
+    fresh.close()
+    warm = driver(url)
+    warm.allocate("w-1", scope=scope)
+    host.freeze()
+    timed("frozen-warm", "confirm (held)", warm.confirm, "w-1")
+    timed("frozen-warm", "allocate", warm.allocate, "w-2", scope=scope)
+    host.thaw()
+    timed("frozen-warm", "allocate after SIGCONT", warm.allocate, "w-3",
+          scope=scope)
+    warm.close()
+
+
 def cycles(scenario, url, scope, count, hold):
     engine = driver(url)
     for i in range(count):
@@ -96,36 +124,60 @@ def cycles(scenario, url, scope, count, hold):
     engine.close()
 
 
-def measure(name):
+def measure(name, scenarios):
     host = netns.ServerHost()
     host.setUp()
     try:
         server = SERVERS[name](host=host)
         server.setUp()
         scope = "router-%s" % uuid.uuid4().hex
-        print("== %s (lock_timeout %d, lock_wait_timeout %d)"
-              % (name, LOCK_TIMEOUT, WAIT_TIMEOUT), flush=True)
-        blackholes(host, server.url, scope)
-        proxy = slowlink.DelayProxy(server.address, server.port, 2.0)
-        proxy.setUp()
-        cycles("rtt-2s", "%s://127.0.0.1:%d" % (SCHEMES[name], proxy.port),
-               scope, 3, 6)
-        proxy.cleanUp()
-        host.loss(0.3)
-        cycles("loss-30%", server.url, scope, 10, 0)
-        host.heal()
+        print("== %s (%s)" % (name, "default options" if DEFAULTS else
+                              "lock_timeout %d, lock_wait_timeout %d"
+                              % (LOCK_TIMEOUT, WAIT_TIMEOUT)), flush=True)
+        if "blackhole" in scenarios:
+            blackholes(host, server.url, scope)
+        if "frozen" in scenarios:
+            frozen(host, server.url, scope)
+        if "rtt" in scenarios:
+            proxy = slowlink.DelayProxy(server.address, server.port, 2.0)
+            proxy.setUp()
+            cycles("rtt-2s", "%s://127.0.0.1:%d" % (SCHEMES[name],
+                                                    proxy.port),
+                   scope, 3, 6)
+            proxy.cleanUp()
+        if "loss" in scenarios:
+            host.loss(0.3)
+            cycles("loss-30%", server.url, scope, 10, 0)
+            host.heal()
         server.cleanUp()
     finally:
         host.cleanUp()
 
 
+SCENARIOS = ("blackhole", "frozen", "rtt", "loss")
+
+
 def main(argv):
+    global DEFAULTS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--defaults", action="store_true",
+                        help="the library's default timeouts")
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS,
+                        help="what to measure (default: everything)")
+    parser.add_argument("backend", nargs="*",
+                        help="of %s (default: all)"
+                        % ", ".join(sorted(SERVERS)))
+    args = parser.parse_args(argv)
+    unknown = set(args.backend) - set(SERVERS)
+    if unknown:
+        parser.error("unknown backend: %s" % ", ".join(sorted(unknown)))
     reason = netns.missing()
     if reason:
         print("needs %s" % reason)
         return 2
-    for name in argv or sorted(SERVERS):
-        measure(name)
+    DEFAULTS = args.defaults
+    for name in args.backend or sorted(SERVERS):
+        measure(name, args.scenario or SCENARIOS)
     return 0
 
 

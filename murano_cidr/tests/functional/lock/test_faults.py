@@ -150,12 +150,13 @@ class FaultTests(harness.EngineHarness):
 
 
 class TestRedisFaults(FaultTests, base.TestCase):
-    """Redis: every call ends within ``lock_timeout``.
+    """Redis: every call, a process's first included, ends in time.
 
-    Each request waits at most ``lock_timeout / 2`` (the connect and socket
-    timeouts); ``allocate`` waits on at most two (the probe of a first
-    connection, then one), ``confirm`` on two (the check, then the
-    release it still tries).
+    Every call ends within ``lock_timeout``. The first call asks for one
+    PING within ``T = lock_timeout / 2`` (the driver's own client, without
+    redis-py's retries); any later request
+    is waited for at most ``2 × T``, and ``confirm``'s check and release
+    share that bound.
     """
 
     server_class = servers.RedisServer
@@ -256,8 +257,8 @@ class TestZooKeeperFaults(FaultTests, base.TestCase):
     """ZooKeeper: the wait for the scope lock ends at lock_wait_timeout.
 
     Documented bound of an ``allocate`` that waits: ``lock_wait_timeout``
-    plus three round trips (the requests in flight when the wait is
-    cancelled, and the removal of the engine's place in the queue).
+    (the driver stops waiting for kazoo then); the watchdog allows three
+    round trips more, the bound before this release.
     """
 
     server_class = servers.ZooKeeperServer
