@@ -39,7 +39,6 @@ from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
-from murano_cidr.drivers.db import misconfigured
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr import exceptions
@@ -61,13 +60,6 @@ class _Context(object):
 def _is_sqlite_busy(error):
     return (isinstance(error, sa_exc.OperationalError)
             and "database is locked" in str(error))
-
-
-def _retry_on(error):
-    # NOTE: a duplicate owner, candidate or scope row means another
-    # allocator won a race; the next attempt sees its row.
-    return (isinstance(error, db_exc.DBDuplicateEntry)
-            or _is_sqlite_busy(error))
 
 
 class Database(object):
@@ -153,8 +145,11 @@ class Database(object):
                 return False
             if connection.connection_failed(error):
                 return bool(connected)
-            return (isinstance(error, db_exc.DBDeadlock)
-                    or _retry_on(error))
+            # NOTE: a duplicate owner, candidate or scope row means another
+            # allocator won a race; the next attempt sees its row.
+            return (isinstance(error, (db_exc.DBDeadlock,
+                                       db_exc.DBDuplicateEntry))
+                    or _is_sqlite_busy(error))
 
         return oslo_db_api.wrap_db_retry(
             max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
@@ -221,8 +216,11 @@ class Database(object):
 
         Called while the error is handled: an SQLite file that cannot be
         written (a read-only or full file system) gets the error that names
-        the cause (see :mod:`~murano_cidr.drivers.db.sqlite_faults`).
+        the cause (:mod:`~murano_cidr.drivers.db.misconfigured`: imported
+        only when a call fails, as here, since a call that succeeds never
+        runs it).
         """
+        from murano_cidr.drivers.db import misconfigured
         fault = misconfigured.diagnose(self.url, self.safe_url,
                                        sys.exc_info()[1], self._directory)
         if fault is not None:
@@ -254,6 +252,7 @@ class Database(object):
         failures = []
 
         def retriable(error):
+            from murano_cidr.drivers.db import misconfigured
             if (not connection.connection_failed(error)
                     or misconfigured.reason(error)):
                 return False
@@ -311,6 +310,7 @@ class Database(object):
             if path is not None and not os.path.exists(path):
                 # NOTE: connecting would create an empty file (and its
                 # directory) that only db sync may make.
+                from murano_cidr.drivers.db import misconfigured
                 raise misconfigured.missing_sqlite_file(
                     self.safe_url, path, self._directory is not None
                 ) or exceptions.DatabaseNotSynced(

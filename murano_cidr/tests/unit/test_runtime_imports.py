@@ -57,9 +57,7 @@ DRIVER_MODULES = {
         "murano_cidr.drivers.db.api", "murano_cidr.drivers.db.connection",
         "murano_cidr.drivers.db.driver",
         "murano_cidr.drivers.db.models", "murano_cidr.drivers.db.options",
-        "murano_cidr.drivers.db.misconfigured",
         "murano_cidr.drivers.db.statements",
-        "murano_cidr.drivers.db.sqlite_faults",
         "murano_cidr.drivers.db.sqlite_writer"}),
     "lock": frozenset({
         "murano_cidr.drivers.lock",
@@ -76,9 +74,9 @@ DRIVER_MODULES = {
 
 #: The lines of murano-cidr an engine may import, by driver: 9,772 for
 #: both ``db`` and ``lock`` before they were cut. The target is 5,000;
-#: ``db`` (5,841 in 30 modules, its SQL, SQLite and error-naming modules
-#: among them) is not there yet: doc/source/contributor/drivers.rst.
-LINE_BUDGET = {"db": 5900, "lock": 5000, "random": 5000, "legacy": 5000}
+#: ``db`` (5,608 in 28 modules, its SQL and SQLite modules among them) is
+#: not there yet: doc/source/contributor/drivers.rst.
+LINE_BUDGET = {"db": 5650, "lock": 5000, "random": 5000, "legacy": 5000}
 
 #: What an engine never imports, whatever its driver.
 NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",
