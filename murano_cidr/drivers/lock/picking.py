@@ -67,7 +67,10 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     Candidates are tried in random order among the free ones; one any of
     whose block locks another engine holds is skipped, and one whose subnet
     appeared while it was being reserved (a callable ``taken``, read again)
-    is given up.
+    is given up. When every candidate was skipped or given up, one more
+    pass starts afresh (``taken`` read again), so that the pool is
+    exhausted against what was in use at one moment, not against
+    everything seen during the call.
 
     :param backend: the
         :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
@@ -89,14 +92,25 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     # Candidates given up during this call: reserved by another engine
     # (they count as allocated), or whose subnet appeared after we
     # reserved them (they count as taken). Each candidate is tried at
-    # most once, so the loop ends.
+    # most once a pass, and there are two passes at most, so the loop
+    # ends.
     elsewhere = []
     appeared = []
+    second_look = True
     while True:
         held = own.union(taken_mod.TakenSet(version, elsewhere))
         blocked = taken_set.union(held).union(
             taken_mod.TakenSet(version, appeared))
         free_map = pool.free_map(blocked)
+        if free_map.free == 0 and second_look and (elsewhere or appeared):
+            # NOTE: what this pass gave up may be free by now (the engine
+            # that held a block confirmed it, and its older subnet left
+            # the router): the pool is exhausted only if it is at one
+            # moment, so look once more with taken read again.
+            second_look = False
+            elsewhere, appeared = [], []
+            taken_set = read_taken()
+            continue
         if free_map.free == 0:
             raise exhausted(pool, scope, free_map,
                             allocated_map=pool.free_map(held))

@@ -114,6 +114,40 @@ class TestFileLocks(LockTestCase):
                               scope="r")
         self.assertIn("4 allocated, 0 taken", str(e))
 
+    def test_exhausted_only_against_one_moment(self):
+        # Engine one holds three reservations the whole time; the fourth
+        # CIDR is on the router at engine two's first read of taken, and
+        # gone (its network deleted) by the time two has found the three
+        # others busy. Two must get the fourth, not PoolExhausted.
+        one, two = self.make_driver(), self.make_driver()
+        mine = {one.allocate("a-%d" % i, scope="r") for i in range(3)}
+        (fourth,) = set(POOL) - mine
+        reads = []
+
+        def taken():
+            reads.append(len(reads))
+            return [fourth] if len(reads) == 1 else []
+
+        self.assertEqual(fourth, two.allocate("b-0", scope="r",
+                                              taken=taken))
+        self.assertEqual(3, len(reads))
+
+    def test_exhausted_after_a_second_look(self):
+        one, two = self.make_driver(), self.make_driver()
+        mine = {one.allocate("a-%d" % i, scope="r") for i in range(3)}
+        (fourth,) = set(POOL) - mine
+        reads = []
+
+        def taken():
+            reads.append(len(reads))
+            return [fourth]
+
+        e = self.assertRaises(exceptions.PoolExhausted, two.allocate,
+                              "b-0", scope="r", taken=taken)
+        self.assertIn("3 allocated, 1 taken", str(e))
+        # The first read, and the one of the second look: no more.
+        self.assertEqual(2, len(reads))
+
     def test_release_and_close_free_the_locks(self):
         one, two = self.make_driver(), self.make_driver()
         cidrs = [one.allocate("a-%d" % i, scope="r") for i in range(4)]
