@@ -132,36 +132,3 @@ def validate_ip_version(ip_version):
         raise exceptions.InvalidArgument(name="ip_version", value=ip_version,
                                          reason="must be 4 or 6")
     return ip_version
-
-
-def scope_overlaps(items, extent):
-    """Find the items that overlap another of their scope.
-
-    The one overlap check of a batch of allocations: ``murano-cidr
-    import`` applies it to a file's rows, and drivers to what they are
-    asked to import.
-
-    :param items: anything describing allocations.
-    :param extent: ``extent(item)`` returning ``(scope, ip_version, first,
-        last)`` with the first and last addresses as integers, or None for
-        an item that cannot overlap (no scope).
-    :returns: a list of ``(item, other)`` pairs: ``item`` overlaps
-        ``other``, which starts at or before it (the widest such); every
-        overlapping item appears once, in address order within its scope.
-    """
-    by_scope = {}
-    for item in items:
-        key = extent(item)
-        if key is not None:
-            by_scope.setdefault(key[:2], []).append((key[2], key[3], item))
-    found = []
-    for entries in by_scope.values():
-        entries.sort(key=lambda e: (e[0], -e[1]))
-        widest = None
-        for first, last, item in entries:
-            if widest is not None and first <= widest[1]:
-                found.append((item, widest[2]))
-                continue
-            if widest is None or last > widest[1]:
-                widest = (first, last, item)
-    return found

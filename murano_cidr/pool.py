@@ -284,25 +284,6 @@ class Pool(object):
         """Return candidate ``index`` as a CIDR string."""
         return str(self[index])
 
-    def index_of(self, cidr):
-        """Return the index of a candidate, or None if it is not one.
-
-        :param cidr: a CIDR string or :class:`netaddr.IPNetwork`.
-        :returns: an index into the pool's candidates, or None.
-        :raises murano_cidr.exceptions.InvalidCidr: if ``cidr`` is not a
-            CIDR.
-        """
-        net = taken_mod.parse_cidr(cidr, name="cidr")
-        if net.version != self.version or net.prefixlen != self.prefixlen:
-            return None
-        for block, parent in enumerate(self.networks):
-            if parent.first <= net.first and net.last <= parent.last:
-                if (net.first - parent.first) % self._step:
-                    return None
-                return (self._offsets[block]
-                        + (net.first - parent.first) // self._step)
-        return None
-
     def contains(self, cidr):
         """Tell whether a CIDR lies inside one of the pool's networks.
 

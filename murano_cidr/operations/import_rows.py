@@ -31,6 +31,7 @@ import typing
 import netaddr
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr import overlaps
 
 #: Row states in a plan.
 NEW = "new"
@@ -247,7 +248,7 @@ class Rows(object):
 
         The second and later rows of an owner are :data:`INVALID`; then a
         row overlapping another of its scope is, as
-        :func:`murano_cidr.allocation.scope_overlaps` finds it (one scope's
+        :func:`murano_cidr.overlaps.scope_overlaps` finds it (one scope's
         rows in memory at a time).
         """
         self._flush()
@@ -259,7 +260,7 @@ class Rows(object):
             "FROM row WHERE status = ? AND scope IS NOT NULL "
             "ORDER BY scope, ip_version", (NEW,))
         for _scope, group in itertools.groupby(records, lambda r: r[4:6]):
-            for record, other in allocation_mod.scope_overlaps(
+            for record, other in overlaps.scope_overlaps(
                     group, _extent):
                 found.append((record[0], INVALID,
                               "%s overlaps %s of owner %s (%s) in scope %s"

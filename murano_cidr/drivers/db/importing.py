@@ -14,7 +14,7 @@
 
 A batch is recorded in one transaction, :data:`BATCH` allocations at a
 time: each is checked as a whole (an owner once, no two CIDRs of a scope
-overlapping, by :func:`murano_cidr.allocation.scope_overlaps`, the check
+overlapping, by :func:`murano_cidr.overlaps.scope_overlaps`, the check
 ``murano-cidr import`` applies to its file too), then against the table,
 which holds the ones before it, under the locks of every scope it touches.
 Nothing is recorded if anything conflicts with a live allocation, and
@@ -35,6 +35,7 @@ from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr import messages
+from murano_cidr import overlaps
 from murano_cidr import taken as taken_mod
 
 
@@ -117,7 +118,7 @@ def _checked(allocations):
                 owner=item["owner"], cidr=other["cidr"],
                 scope=_scope_text(other["scope"]))
     items = list(unique.values())
-    for item, other in allocation_mod.scope_overlaps(items, _extent):
+    for item, other in overlaps.scope_overlaps(items, _extent):
         raise exceptions.AllocationConflict(
             cidr=item["cidr"], owner=item["owner"], scope=item["scope"],
             other_cidr=other["cidr"], other_owner=other["owner"])

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 import testtools
 
-from murano_cidr import allocation
 from murano_cidr import messages
+from murano_cidr import overlaps
 
 
 class TestOneLine(testtools.TestCase):
@@ -73,6 +73,6 @@ class TestScopeOverlaps(testtools.TestCase):
         def extent(item):
             return None if item[0] is None else item[:4]
 
-        found = allocation.scope_overlaps(items, extent)
+        found = overlaps.scope_overlaps(items, extent)
         self.assertEqual([("a", "wide"), ("b", "wide"), ("inside", "wide")],
                          [(item[4], other[4]) for item, other in found])

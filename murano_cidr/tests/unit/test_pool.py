@@ -112,18 +112,15 @@ class TestExplicitPools(testtools.TestCase):
                           "192.168.1.0/25", "192.168.1.128/25",
                           "10.0.0.0/25", "10.0.0.128/25"],
                          [str(c) for c in p])
-        self.assertEqual(4, p.index_of("10.0.0.0/25"))
-        self.assertIsNone(p.index_of("10.0.0.0/24"))
-        self.assertIsNone(p.index_of("10.0.1.0/25"))
+        self.assertFalse(p.contains("10.0.1.0/25"))
 
     def test_bad_cidr_is_invalid_cidr(self):
         p = pool.Pool.from_cidrs(["10.0.0.0/24"], 25)
-        for method in (p.index_of, p.contains):
-            for bad in ("10.0.0.0/99", "not-a-cidr", "", 42):
-                e = self.assertRaises(exceptions.InvalidCidr, method, bad)
-                self.assertIn(repr(bad), str(e))
+        for bad in ("10.0.0.0/99", "not-a-cidr", "", 42):
+            e = self.assertRaises(exceptions.InvalidCidr, p.contains, bad)
+            self.assertIn(repr(bad), str(e))
         self.assertTrue(p.contains(" 10.0.0.128/25 "))
-        self.assertEqual(1, p.index_of(netaddr.IPNetwork("10.0.0.128/25")))
+        self.assertTrue(p.contains(netaddr.IPNetwork("10.0.0.128/25")))
 
     def test_ipv6(self):
         p = pool.Pool.from_cidrs(["fd00::/48"], 64)
@@ -144,7 +141,6 @@ class TestExplicitPools(testtools.TestCase):
         self.assertEqual("10.0.0.0/30", p.cidr(0))
         self.assertEqual("10.128.0.0/30", p.cidr(2 ** 21))
         self.assertEqual("10.255.255.252/30", p.cidr(len(p) - 1))
-        self.assertEqual(2 ** 22 - 1, p.index_of("10.255.255.252/30"))
         self.assertTrue(p.contains("10.1.2.0/24"))
         free = p.free_map(taken_mod.TakenSet.from_taken(["10.0.0.0/9"], 4))
         self.assertEqual(2 ** 21, free.blocked)

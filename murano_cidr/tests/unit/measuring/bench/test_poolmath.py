@@ -15,6 +15,8 @@
 import random
 import uuid
 
+import netaddr
+
 from murano_cidr import allocator
 from murano_cidr.measuring.bench import poolmath
 from murano_cidr.measuring.bench import timing
@@ -77,8 +79,9 @@ class TestSampleTaken(base.TestCase):
     def test_uniform(self):
         taken = poolmath.sample_taken(self.pool, 100, random.Random(1))
         self.assertEqual(100, len(set(taken)))
-        self.assertTrue(all(self.pool.index_of(c) is not None
-                            for c in taken))
+        self.assertTrue(all(self.pool.contains(c) for c in taken))
+        self.assertEqual({24}, {netaddr.IPNetwork(c).prefixlen
+                                for c in taken})
 
     def test_packed(self):
         taken = poolmath.sample_taken(self.pool, 10, random.Random(1),

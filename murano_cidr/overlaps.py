@@ -1,0 +1,47 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The one overlap check of a batch of allocations to import.
+
+``murano-cidr import`` applies it to a file's rows, and drivers to what
+they are asked to import; an engine never imports a batch, so this is not
+in its path (:mod:`murano_cidr.allocation` is).
+"""
+
+
+def scope_overlaps(items, extent):
+    """Find the items that overlap another of their scope.
+
+    :param items: anything describing allocations.
+    :param extent: ``extent(item)`` returning ``(scope, ip_version, first,
+        last)`` with the first and last addresses as integers, or None for
+        an item that cannot overlap (no scope).
+    :returns: a list of ``(item, other)`` pairs: ``item`` overlaps
+        ``other``, which starts at or before it (the widest such); every
+        overlapping item appears once, in address order within its scope.
+    """
+    by_scope = {}
+    for item in items:
+        key = extent(item)
+        if key is not None:
+            by_scope.setdefault(key[:2], []).append((key[2], key[3], item))
+    found = []
+    for entries in by_scope.values():
+        entries.sort(key=lambda e: (e[0], -e[1]))
+        widest = None
+        for first, last, item in entries:
+            if widest is not None and first <= widest[1]:
+                found.append((item, widest[2]))
+                continue
+            if widest is None or last > widest[1]:
+                widest = (first, last, item)
+    return found
