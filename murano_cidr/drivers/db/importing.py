@@ -162,7 +162,7 @@ def _record(conn, items):
         row = existing.get(item["owner"])
         if row is None:
             new.append(item)
-        elif _key(row._mapping) != _key(item):
+        elif (row.cidr, row.scope, row.ip_version) != _key(item):
             raise exceptions.OwnerConflict(
                 owner=item["owner"], cidr=row.cidr,
                 scope=_scope_text(row.scope))
