@@ -214,14 +214,6 @@ def read_scope(conn, hints, pool, scope, taken_set, ages):
     return hint
 
 
-def held_in_pool(conn, pool, scope):
-    """What the scope's rows hold of ``pool``, as a :class:`~.TakenSet`."""
-    return _held(pool, [r for network in pool.networks
-                        for r in statements.read_window(
-                            conn, scope, pool.version, network.first,
-                            network.last)[0]])
-
-
 def _networks(pool):
     """Each network of the pool, with its first and last candidate."""
     lo = 0

@@ -43,7 +43,6 @@ import datetime
 
 from oslo_log import log as logging
 
-from murano_cidr._i18n import _
 from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers import base
 from murano_cidr.drivers import capabilities as caps
@@ -174,42 +173,11 @@ class DbDriver(base.AllocatorDriver):
             conn, self._hints, owner, scope, pool, taken, taken_set,
             self.ages)
         if cidr is None:
-            raise self._exhausted(conn, pool, scope, taken_set)
+            # NOTE: what a full pool holds back is read and worded only
+            # when it is full, never on a pick that finds a CIDR.
+            from murano_cidr.drivers.db import held_back
+            raise held_back.exhausted(self, conn, pool, scope, taken_set)
         return cidr, new
-
-    def _exhausted(self, conn, pool, scope, taken_set):
-        """The PoolExhausted of a scope, with what it holds back."""
-        if scope is None:
-            return self.exhausted(pool, scope, pool.free_map(taken_set))
-        held = allocating.held_in_pool(conn, pool, scope)
-        back = statements.hold_back(conn, scope, pool.version, *self.ages)
-        return self.exhausted(
-            pool, scope, pool.free_map(taken_set.union(held)),
-            pool.free_map(held), held_back=self._held_back(back))
-
-    def _held_back(self, back):
-        """Say what ``back`` (:func:`.statements.hold_back`) holds back."""
-        grace, timeout = self.ages
-        text = _("; %d live") % back.live
-        if back.released:
-            text += _(", %(n)d released and held back (%(g)d within "
-                      "release_grace = %(grace)d s, %(r)d past it whose "
-                      "subnet the last allocation saw on the router)") % {
-                "n": back.released, "g": back.in_grace, "grace": grace,
-                "r": back.released - back.in_grace}
-        if back.first_release is not None:
-            text += _("; the first held back frees at %s UTC unless its "
-                      "subnet is on the router") % _after(
-                          back.first_release, grace)
-        if back.unconfirmed:
-            text += _("; %(n)d live ones unconfirmed, reclaimed once "
-                      "reservation_timeout = %(timeout)d s has passed unless "
-                      "their subnet is on the router, the first at %(at)s "
-                      "UTC") % {"n": back.unconfirmed, "timeout": timeout,
-                                "at": _after(back.first_reservation,
-                                             timeout)}
-        return text + _("; 'murano-cidr --config-file <file> reconcile' "
-                        "releases what deleted environments left behind")
 
     # -- confirm, release, get, list -----------------------------------------
 
@@ -310,12 +278,6 @@ class DbDriver(base.AllocatorDriver):
 
     def close(self):
         self.database.close()
-
-
-def _after(moment, seconds):
-    """``moment`` (naive UTC) plus ``seconds``, to the second, as text."""
-    return (moment + datetime.timedelta(seconds=seconds)).strftime(
-        "%Y-%m-%d %H:%M:%S")
 
 
 def check_schema(connection, url="the database"):

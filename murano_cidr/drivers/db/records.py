@@ -23,7 +23,7 @@ import datetime
 
 import sqlalchemy as sa
 
-from murano_cidr.drivers.db import allocating
+from murano_cidr.drivers.db import held_back
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import statements
 
@@ -112,8 +112,8 @@ def counts(database, pool, scope, ages):
         (live and held back) occupy of the pool, and the held-back rows.
     """
     def read(conn):
-        back = statements.hold_back(conn, scope, pool.version, *ages)
-        return (back.live, allocating.held_in_pool(conn, pool, scope),
+        back = held_back.hold_back(conn, scope, pool.version, *ages)
+        return (back.live, held_back.held_in_pool(conn, pool, scope),
                 back.released)
 
     return database.read(read)

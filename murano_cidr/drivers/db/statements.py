@@ -301,33 +301,3 @@ def release(conn, owner):
         .values(owner=None, released_owner=owner,
                 released_at=models.utc_now()))
     return result.rowcount > 0 or delete(conn, owner)
-
-
-def hold_back(conn, scope, ip_version, grace, timeout):
-    """Say what a scope holds back, by the server's clock.
-
-    :returns: a row: ``live`` rows, ``released`` rows held back,
-        ``in_grace`` (of them, released less than ``grace`` seconds ago),
-        ``first_release`` (the earliest release among those, naive UTC),
-        ``unconfirmed`` live rows and ``first_reservation`` (the earliest
-        made among those).
-    """
-    in_grace = ALLOCATIONS.c.released_at > models.utc_now(grace)
-    unconfirmed = sa.and_(ALLOCATIONS.c.released_at.is_(None),
-                          ALLOCATIONS.c.confirmed == sa.false())
-
-    def count_if(condition):
-        return sa.func.coalesce(sa.func.sum(sa.case((condition, 1),
-                                                    else_=0)), 0)
-
-    return conn.execute(sa.select(
-        count_if(ALLOCATIONS.c.released_at.is_(None)).label("live"),
-        count_if(HELD).label("released"),
-        count_if(in_grace).label("in_grace"),
-        sa.func.min(sa.case((in_grace, ALLOCATIONS.c.released_at)))
-        .label("first_release"),
-        count_if(unconfirmed).label("unconfirmed"),
-        sa.func.min(sa.case((unconfirmed, ALLOCATIONS.c.created_at)))
-        .label("first_reservation")).where(
-            scope_is(scope),
-            ALLOCATIONS.c.ip_version == ip_version)).first()
