@@ -12,46 +12,26 @@
 
 """The Murano engine plugin: the engine's CIDR pick, with no edit to Murano.
 
-Installed into the engine's Python environment, murano-cidr is loaded by
-the engine itself, once per process, through its plugin loader, which calls
-:meth:`EnginePlugin.init_plugin`. Only if ``[cidr_allocator] driver`` is set
-explicitly in the engine's configuration (a file, the command line or the
-environment; not its default), and only if the engine's
-``murano.engine.system.net_explorer.NetworkExplorer`` is one murano-cidr
-knows by the exact signatures of its methods (:data:`KNOWN_EXPLORERS`), the
-plugin sets three methods on that class:
+Murano's package-type loader (``io.murano.plugins.packages``, where it is
+registered under the format name :data:`FORMAT`) loads it once per engine
+process and calls :meth:`EnginePlugin.init_plugin`. Only if
+``[cidr_allocator] driver`` is set explicitly in the engine's
+configuration (not its default), ``[murano] enabled_plugins`` is unset or
+names ``murano-cidr``, and the engine's
+``murano.engine.system.net_explorer.NetworkExplorer`` has exactly the
+signatures of :data:`KNOWN_EXPLORERS`, :func:`install` sets
+``get_available_cidr`` (with the signature it had, calling
+:func:`murano_cidr.integration.murano.get_available_cidr` with the
+engine's own ``self._client``), ``confirm_cidr`` and ``release_cidr`` on
+that class. Otherwise nothing is changed and the engine picks CIDRs
+itself. Either way one line is logged, once per process, saying which and
+why.
 
-* ``get_available_cidr`` (MuranoPL ``getAvailableCidr``), with the
-  signature it had, now calls
-  :func:`murano_cidr.integration.murano.get_available_cidr` with the
-  engine's own Neutron client (``self._client``);
-* ``confirm_cidr`` and ``release_cidr`` (``confirmCidr``, ``releaseCidr``),
-  for the optional MuranoPL change, call
-  :func:`~murano_cidr.integration.murano.confirm_cidr` and
-  :func:`~murano_cidr.integration.murano.release_cidr`.
-
-Otherwise nothing is changed and the engine picks CIDRs itself, as before.
-Either way one line is logged, once per process, saying which and why.
-
-Where it is registered: ``io.murano.plugins.packages``, the namespace of
-Murano's package-type loader
-(``murano/common/plugins/package_types_loader.py``), under the format name
-:data:`FORMAT`. It is *not* registered under
-``io.murano.extensions``: on every branch murano-cidr installs on (Xena to
-2023.2), Murano's extension loader reads ``entry_point.dist.project_name``,
-an attribute of pkg_resources' entry points that stevedore 3.0 and later
-(Xena pins 3.4.2) no longer set, so with ``[murano] enabled_plugins`` unset
-the loader raises ``AttributeError`` before any plugin's ``init_plugin``
-and every deployment of the engine fails; with it set, no plugin loads.
-The package-type loader reads that attribute only when ``enabled_plugins``
-is set, and calls ``init_plugin`` of every plugin it loads when the engine
-loads its first package, before any MuranoPL runs. The plugin checks
-``[murano] enabled_plugins`` itself too: set without ``murano-cidr``, it
-changes nothing. ``murano-manage`` registers no ``[murano]``, so there the
-loader's check fails for this entry point and Murano's failure callback
-reads the attribute: on Python 3.8 and 3.9 ``murano-manage
-import-package`` fails, and packages are imported through Murano's API
-(doc/source/integration/murano.rst).
+Why this loader and not ``io.murano.extensions`` (whose loader reads
+``entry_point.dist``, which stevedore 3 and later do not set), and what
+``enabled_plugins`` and ``murano-manage`` do to it, is explained once, for
+operators, in doc/source/integration/murano.rst ("The engine plugin" and
+"Murano's plugin loaders and murano-manage").
 """
 
 import inspect
