@@ -24,7 +24,7 @@ unwrapped, so that each failure becomes a
 import socket
 import urllib.parse
 
-from oslo_utils import strutils
+from murano_cidr.drivers.lock import redis_ping
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
 #: kazoo's default grows to an hour, which would delay recovery after an
@@ -346,34 +346,7 @@ class Redis(Client):
         return max(seconds) if seconds else request_timeout(lock_timeout)
 
     def ping(self, url, seconds):
-        import redis
-        from redis import backoff
-        from redis import retry
-        parts = urllib.parse.urlsplit(url)
-        if not parts.hostname:
-            return None
-        query = urllib.parse.parse_qs(parts.query)
-        tls = {name: query[name][-1] for name in
-               ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs")
-               if name in query}
-        client = redis.Redis(
-            host=parts.hostname, port=parts.port or 6379,
-            socket_timeout=seconds, socket_connect_timeout=seconds,
-            retry=retry.Retry(backoff.NoBackoff(), 0),
-            ssl=strutils.bool_from_string(query.get("ssl", [""])[-1]),
-            **tls)
-        try:
-            client.ping()
-        except (redis.AuthenticationError, redis.ResponseError):
-            # An answer: the coordinator's start, with the URL's
-            # credentials, says whatever is wrong.
-            return None
-        except redis.RedisError as e:
-            return "no answer to PING from %s:%d: %s" % (
-                parts.hostname, parts.port or 6379, describe(e))
-        finally:
-            client.close()
-        return None
+        return redis_ping.ping(url, seconds, describe)
 
 
 _CLIENTS = {

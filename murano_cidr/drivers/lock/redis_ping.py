@@ -1,0 +1,70 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""One PING to Redis, tried once, before a coordinator starts.
+
+redis-py retries a connection (since 4.1, by its retry policy) and tooz
+gives it no policy, so a process's first call against a stopped Redis
+would wait for every retry. A client of the driver's own, with retries
+off, asks first (:meth:`murano_cidr.drivers.lock.tooz_clients.Redis.ping`).
+"""
+
+import urllib.parse
+
+from oslo_utils import strutils
+
+
+def _no_retries():
+    # NOTE: redis-py before 4.1 (Xena's 3.5.3) has no retry policy: it
+    # tries a connection once, and a command again only after a timeout
+    # with retry_on_timeout set, which is off by default.
+    try:
+        from redis import backoff
+        from redis import retry
+    except ImportError:
+        return {}
+    return {"retry": retry.Retry(backoff.NoBackoff(), 0)}
+
+
+def ping(url, seconds, describe):
+    """Ask the Redis of ``url`` one PING, with no retry.
+
+    :param url: a ``redis://`` or ``rediss://`` coordination URL.
+    :param seconds: how long the connection and the answer may each take.
+    :param describe: turns an exception into one line of text.
+    :returns: None if Redis answered (an authentication error is an
+        answer: the coordinator's start says what is wrong) or the URL has
+        no host; else why it did not.
+    """
+    import redis
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname:
+        return None
+    query = urllib.parse.parse_qs(parts.query)
+    tls = {name: query[name][-1] for name in
+           ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs")
+           if name in query}
+    client = redis.Redis(
+        host=parts.hostname, port=parts.port or 6379,
+        socket_timeout=seconds, socket_connect_timeout=seconds,
+        ssl=strutils.bool_from_string(query.get("ssl", [""])[-1]),
+        **_no_retries(), **tls)
+    try:
+        client.ping()
+    except (redis.AuthenticationError, redis.ResponseError):
+        return None
+    except redis.RedisError as e:
+        return "no answer to PING from %s:%d: %s" % (
+            parts.hostname, parts.port or 6379, describe(e))
+    finally:
+        client.close()
+    return None
