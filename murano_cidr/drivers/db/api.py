@@ -57,11 +57,6 @@ class _Context(object):
     """A context object for one operation (enginefacade needs one)."""
 
 
-def _is_sqlite_busy(error):
-    return (isinstance(error, sa_exc.OperationalError)
-            and "database is locked" in str(error))
-
-
 class Database(object):
     """The allocation database of one configuration.
 
@@ -130,9 +125,9 @@ class Database(object):
 
         A lost race, a deadlock or a connection lost after it was made is
         retried, at most ``db_max_retries`` times and never after
-        ``deadline`` (a :func:`time.monotonic` time); a connection that
-        cannot be made ends the call (the first one of the process was
-        already waited for: :meth:`wait_for_connection`).
+        ``deadline`` (a :func:`time.monotonic` time), a locked SQLite file
+        until then (none if ``db_max_retries`` is 0); a connection that
+        cannot be made ends the call (see :meth:`wait_for_connection`).
         """
         connected = []
 
@@ -149,12 +144,17 @@ class Database(object):
             # allocator won a race; the next attempt sees its row.
             return (isinstance(error, (db_exc.DBDeadlock,
                                        db_exc.DBDuplicateEntry))
-                    or _is_sqlite_busy(error))
+                    or connection.sqlite_busy(error))
 
-        return oslo_db_api.wrap_db_retry(
-            max_retries=self.max_retries, retry_interval=RETRY_INTERVAL,
+        policy = functools.partial(
+            oslo_db_api.wrap_db_retry, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
-            jitter=True, exception_checker=retriable)(attempt)()
+            jitter=True)
+        busy = policy(max_retries=self.max_retries and connection.BUSY_RETRIES,
+                      exception_checker=lambda e: connection.sqlite_busy(e)
+                      and time.monotonic() < deadline)(attempt)
+        return policy(max_retries=self.max_retries,
+                      exception_checker=retriable)(busy)()
 
     # -- engine and errors -------------------------------------------------
 
@@ -204,10 +204,9 @@ class Database(object):
             if connection.connection_failed(e):
                 raise self.unavailable(
                     "cannot connect (%s)" % messages.one_line(e))
-            if _is_sqlite_busy(e):
-                raise self.unavailable(
-                    "the SQLite file stayed locked through %d retries"
-                    % self.max_retries)
+            if connection.sqlite_busy(e):
+                raise self.unavailable("another process kept the SQLite "
+                                       "file locked past call_timeout")
             raise self.unavailable("%s: %s" % (type(e).__name__,
                                                messages.one_line(e)))
 

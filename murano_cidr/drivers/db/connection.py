@@ -230,6 +230,24 @@ def _sql_logging(connection_debug):
     return connection_debug
 
 
+#: How often a call retries an SQLite file another process writes: more
+#: than any call_timeout lets it, so the call's deadline ends the wait.
+BUSY_RETRIES = 10 ** 6
+
+
+def sqlite_busy(error):
+    """Tell whether ``error`` is SQLite's "database is locked".
+
+    Another process held the file past SQLite's busy timeout, or SQLite
+    gave up at once: a call tries again until its deadline
+    (:meth:`murano_cidr.drivers.db.api.Database._retry`).
+
+    :param error: an exception.
+    """
+    return (isinstance(error, sa_exc.OperationalError)
+            and "database is locked" in str(error))
+
+
 def sqlite_wal(engine):
     """Let SQLite readers and the writer proceed side by side (WAL).
 

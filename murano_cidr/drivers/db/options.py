@@ -152,7 +152,9 @@ database_opts = [
                "with a growing, randomised pause, before it fails with a "
                "'database unavailable' error; no retry starts after "
                "call_timeout, and a connection that cannot be made is not "
-               "retried.")),
+               "retried. An SQLite file that another process keeps locked "
+               "is tried again until call_timeout, however many retries "
+               "that takes (none if this is 0).")),
 ]
 
 

@@ -177,6 +177,52 @@ class TestAllocate(base.DbTestCase):
         self.assertEqual([], self.rows())
         self.assertIsNone(self.generation("r"))
 
+    def _locked(self, times):
+        """Make the scope lock meet a locked SQLite file ``times`` times."""
+        for name in ("RETRY_INTERVAL", "MAX_RETRY_INTERVAL"):
+            self.useFixture(fixtures.MonkeyPatch(
+                "murano_cidr.drivers.db.api." + name, 0.001))
+        real = statements.lock_scope
+        calls = []
+
+        def locked(conn, scope, create=True):
+            calls.append(1)
+            if len(calls) <= times:
+                raise sa.exc.OperationalError(
+                    "UPDATE", {}, Exception("database is locked"))
+            return real(conn, scope, create)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.db.statements.lock_scope", locked))
+        return calls
+
+    def test_a_locked_sqlite_file_is_waited_for_past_db_max_retries(self):
+        # Another process writing the file is no lost race: the call
+        # tries again until call_timeout, however few db_max_retries are.
+        self.db_config(db_max_retries=2)
+        driver = self.make_driver()
+        calls = self._locked(30)
+        self.assertIsNotNone(driver.allocate("net-1", scope="r"))
+        self.assertEqual(31, len(calls))
+
+    def test_a_locked_sqlite_file_ends_the_call_at_call_timeout(self):
+        self.db_config(db_max_retries=2, call_timeout=1)
+        driver = self.make_driver()
+        self._locked(10 ** 9)
+        e = self.assertRaises(exceptions.DatabaseUnavailable,
+                              driver.allocate, "net-1", scope="r")
+        self.assertIn("kept the SQLite file locked past call_timeout",
+                      str(e))
+        self.assertEqual([], self.rows())
+
+    def test_no_retry_at_all_with_db_max_retries_0(self):
+        self.db_config(db_max_retries=0)
+        driver = self.make_driver()
+        calls = self._locked(1)
+        self.assertRaises(exceptions.DatabaseUnavailable, driver.allocate,
+                          "net-1", scope="r")
+        self.assertEqual(1, len(calls))
+
     def test_duplicate_keys_are_retried(self):
         real = statements.insert_if_free
         calls = []
