@@ -114,34 +114,38 @@ class TestFileLocks(LockTestCase):
                               scope="r")
         self.assertIn("4 allocated, 0 taken", str(e))
 
+    def _three_held(self, later):
+        """Engine one holds three of the four CIDRs; engine two's taken.
+
+        :param later: what the router holds from the second read of taken
+            on, as a function of the fourth CIDR; it holds that fourth one
+            at the first read.
+        :returns: ``(two, fourth, reads, taken)``.
+        """
+        one, two = self.make_driver(), self.make_driver()
+        mine = {one.allocate("a-%d" % i, scope="r") for i in range(3)}
+        (fourth,) = set(POOL) - mine
+        reads = []
+
+        def taken():
+            reads.append(len(reads))
+            return [fourth] if len(reads) == 1 else later(fourth)
+
+        return two, fourth, reads, taken
+
     def test_exhausted_only_against_one_moment(self):
         # Engine one holds three reservations the whole time; the fourth
         # CIDR is on the router at engine two's first read of taken, and
         # gone (its network deleted) by the time two has found the three
         # others busy. Two must get the fourth, not PoolExhausted.
-        one, two = self.make_driver(), self.make_driver()
-        mine = {one.allocate("a-%d" % i, scope="r") for i in range(3)}
-        (fourth,) = set(POOL) - mine
-        reads = []
-
-        def taken():
-            reads.append(len(reads))
-            return [fourth] if len(reads) == 1 else []
-
+        two, fourth, reads, taken = self._three_held(lambda fourth: [])
         self.assertEqual(fourth, two.allocate("b-0", scope="r",
                                               taken=taken))
         self.assertEqual(3, len(reads))
 
     def test_exhausted_after_a_second_look(self):
-        one, two = self.make_driver(), self.make_driver()
-        mine = {one.allocate("a-%d" % i, scope="r") for i in range(3)}
-        (fourth,) = set(POOL) - mine
-        reads = []
-
-        def taken():
-            reads.append(len(reads))
-            return [fourth]
-
+        two, fourth, reads, taken = self._three_held(
+            lambda fourth: [fourth])
         e = self.assertRaises(exceptions.PoolExhausted, two.allocate,
                               "b-0", scope="r", taken=taken)
         self.assertIn("3 allocated, 1 taken", str(e))
