@@ -17,8 +17,13 @@ the foreground group, the workers included. The workers leave it to their
 parent: they ignore SIGINT, so none prints a ``KeyboardInterrupt``
 traceback, and the parent, which handles the signal
 (:mod:`murano_cidr.cmd.interrupts`), stops them with :func:`stop` before
-it removes what the run made. SIGTERM and SIGHUP keep their default
-action in a worker: they end it at once, silently.
+it removes what the run made. SIGTERM and SIGHUP end a worker with
+:class:`SystemExit`, silently, so that its ``finally`` blocks close its
+drivers: a tooz coordinator stops and deletes its locks and its heartbeat
+key at once, rather than leaving them in the lock service until they
+expire. A driver's calls are made through :class:`Guarded`, which lets
+these signals end the worker only once the call returns, so that none is
+cut short between the lock service granting a lock and tooz recording it.
 
 Workers are started inside :func:`starting` and call :func:`serving`
 first: a signal that arrives while a worker starts waits until then
@@ -36,6 +41,8 @@ import threading
 
 #: What a worker leaves to its parent while it starts.
 _DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: What ends a worker.
+_ENDING = (signal.SIGTERM, signal.SIGHUP)
 
 
 @contextlib.contextmanager
@@ -73,14 +80,93 @@ def starting():
             signal.raise_signal(noted[0])
 
 
+class _Ending(object):
+    """What ends this worker: the first signal, and the calls under way."""
+
+    signum = None
+    busy = 0
+    raised = False
+
+
+def _leave():
+    if not _Ending.raised:
+        _Ending.raised = True
+        raise SystemExit(128 + _Ending.signum)
+
+
+def _end(signum, frame):
+    # NOTE: a second signal must not cut the clean-up short; it is
+    # ignored here, not with SIG_IGN, which would make CPython raise for
+    # one already caught and not yet handled.
+    if _Ending.signum is None:
+        _Ending.signum = signum
+        if not _Ending.busy:
+            _leave()
+
+
 def serving():
     """Take the signals a worker keeps (call it first in a worker).
 
     SIGINT is ignored; SIGTERM and SIGHUP, held back since the worker
-    started, end it now if they came meanwhile.
+    started, raise :class:`SystemExit` now if they came meanwhile, or
+    whenever they come.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in _ENDING:
+        signal.signal(number, _end)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
+
+
+@contextlib.contextmanager
+def held():
+    """Let SIGTERM and SIGHUP end the worker only when the block ends.
+
+    Python runs a signal's handler in the main thread whichever thread the
+    signal reached, so the handler notes it and this block's end acts on
+    it (a signal mask would hold it back from one thread only).
+    """
+    _Ending.busy += 1
+    try:
+        yield
+    finally:
+        _Ending.busy -= 1
+        if not _Ending.busy and _Ending.signum is not None:
+            _leave()
+
+
+def guarded(factory, *args):
+    """Build a driver with :func:`held` signals; return it :class:`Guarded`.
+
+    :param factory: e.g. :func:`murano_cidr.allocator.get_allocator`.
+    :param args: its arguments.
+    """
+    with held():
+        return Guarded(factory(*args))
+
+
+class Guarded(object):
+    """A driver whose calls the signals that end a worker wait for.
+
+    Every method of the driver is called :func:`held`: SIGTERM or SIGHUP
+    that comes meanwhile ends the worker when the call returns.
+    Each call of a driver has a deadline, and :func:`stop` kills a worker
+    that is still running after its timeout.
+
+    :param driver: an :class:`~murano_cidr.drivers.base.AllocatorDriver`.
+    """
+
+    def __init__(self, driver):
+        self._driver = driver
+
+    def __getattr__(self, name):
+        attribute = getattr(self._driver, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):
+            with held():
+                return attribute(*args, **kwargs)
+        return call
 
 
 def stop(processes, timeout=5.0):

@@ -116,7 +116,8 @@ def _worker(groups, router_path, scope, count, barrier, results):
     driver = None
     owners = []
     try:
-        driver = allocator.get_allocator(confutils.make_conf(groups))
+        driver = workers_mod.guarded(allocator.get_allocator,
+                                     confutils.make_conf(groups))
         router = router_mod.ModelRouter(router_path)
         reader = router.reader(scope)
         barrier.wait(WORKER_TIMEOUT)

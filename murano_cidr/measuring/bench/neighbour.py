@@ -37,7 +37,8 @@ def _serve(groups, conn):
     workers.serving()
     driver = None
     try:
-        driver = allocator.get_allocator(confutils.make_conf(groups))
+        driver = workers.guarded(allocator.get_allocator,
+                                 confutils.make_conf(groups))
         conn.send(None)
         while True:
             request = conn.recv()

@@ -62,7 +62,8 @@ def serve(index, config_paths, barriers, tasks, results, router):
                 break
             name, k, router_id, owner = task
             if name not in drivers:
-                drivers[name] = allocator.get_allocator(
+                drivers[name] = workers.guarded(
+                    allocator.get_allocator,
                     confutils.load(config_paths[name]))
             results.put((index,) + deploy(drivers[name], barriers[k],
                                           router, router_id, owner))

@@ -129,14 +129,19 @@ class TestMySQL(Mixin, test_signals.SignalTestCase):
 class TestRedis(test_signals.SignalTestCase):
     """The lock driver's keys go with the run, on a Redis of the test's."""
 
-    def test_simulate_leaves_no_key(self):
+    def setUp(self):
+        super().setUp()
         server = pifpaf_servers.RedisServer()
         self.require_service(server.available,
                              "pifpaf and the redis-server binary")
-        self.useFixture(server)
+        self.server = self.useFixture(server)
         client = redis.Redis.from_url(server.url)
         self.addCleanup(client.close)
         client.set("someone-else", "1")
+        self.client = client
+
+    def test_simulate_leaves_no_key(self):
+        client, server = self.client, self.server
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = cli.main(["simulate", "--drivers", "lock", "-k", "2",
@@ -146,3 +151,13 @@ class TestRedis(test_signals.SignalTestCase):
         result, = json.loads(out.getvalue())["results"]
         self.assertEqual(0, result["errors"], result["first_error"])
         self.assertEqual([b"someone-else"], client.keys("*"))
+
+    def test_interrupted_simulate_leaves_no_key(self):
+        # Not expired: deleted by the engines as they stop.
+        proc = self.start("simulate", "--drivers", "lock", "-k", "2",
+                          "--trials", "1000000", "--coordination-url",
+                          self.server.url, "--quiet")
+        test_signals.wait_for(lambda: len(self.client.keys("*")) > 1,
+                              "the engines' first keys")
+        self.interrupt(proc, signal.SIGTERM)
+        self.assertEqual([b"someone-else"], self.client.keys("*"))

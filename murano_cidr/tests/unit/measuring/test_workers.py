@@ -44,3 +44,32 @@ class TestWorkers(base.TestCase):
         self.assertIs(True, queue.get(timeout=120))
         process.join(120)
         self.assertEqual(0, process.exitcode)
+
+
+class _Driver(object):
+
+    def call(self, queue):
+        os.kill(os.getpid(), signal.SIGTERM)
+        queue.put("the call returned")
+
+
+def _call_then_end(queue):
+    workers.serving()
+    try:
+        workers.Guarded(_Driver()).call(queue)
+        queue.put("the worker went on")
+    finally:
+        queue.put("the worker cleaned up")
+
+
+class TestGuarded(base.TestCase):
+
+    def test_sigterm_ends_the_worker_once_the_call_returned(self):
+        ctx = multiprocessing.get_context("spawn")
+        queue = ctx.Queue()
+        process = ctx.Process(target=_call_then_end, args=(queue,))
+        process.start()
+        self.assertEqual(["the call returned", "the worker cleaned up"],
+                         [queue.get(timeout=120) for _ in range(2)])
+        process.join(120)
+        self.assertEqual(128 + signal.SIGTERM, process.exitcode)
