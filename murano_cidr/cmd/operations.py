@@ -116,8 +116,8 @@ def register(subparsers):
         "never overwritten. Nothing is written if any row is invalid or "
         "conflicts, unless --continue-on-error is given.")
     parser.add_argument("file", metavar="FILE",
-                        help="The JSON or CSV file, or - for standard "
-                        "input.")
+                        help="The JSON (a list, or one object per line) or "
+                        "CSV file, or - for standard input.")
     parser.add_argument("--input-format", choices=("json", "csv"),
                         help="The format of FILE (default: from its suffix "
                         "or content).")

@@ -27,9 +27,11 @@ import sys
 
 from murano_cidr import exceptions
 
-#: The largest input file read whole (JSON), in bytes: a cloud with a
-#: million networks fits; a mistaken path to a disk image does not get read
-#: into memory. A CSV file is streamed, never held whole, and has no limit.
+#: The largest input file read whole (the listings and live owners of
+#: prune and reconcile), in bytes: a cloud with a million networks fits; a
+#: mistaken path to a disk image does not get read into memory. An import
+#: file is streamed, never held whole
+#: (:mod:`~murano_cidr.operations.json_stream` for JSON).
 MAX_FILE_SIZE = 256 * 1024 * 1024
 #: Bytes read at once: the start of a file, to tell its format, and then
 #: each read of a file streamed.

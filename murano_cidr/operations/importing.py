@@ -22,13 +22,14 @@ client.
 Importing happens in two steps so that an operator sees every problem at
 once: :func:`read_file` parses and validates the file against the pools, and
 :func:`plan` compares it with what the driver holds. :func:`apply` records
-the new rows, all or nothing unless asked to continue past errors. A CSV
-file is read as a stream and its rows kept on disk
+the new rows, all or nothing unless asked to continue past errors. A file
+is read as a stream (:mod:`~murano_cidr.operations.json_stream` for JSON)
+and its rows kept on disk
 (:mod:`~murano_cidr.operations.import_rows`), so a file of millions of rows
 takes bounded memory.
 
-The file formats (JSON, CSV, the output of ``murano-cidr list --format
-json``, and the accepted column aliases) are described in
+The file formats (a JSON list, JSON Lines, CSV, the output of ``murano-cidr
+list --format json``, and the accepted column aliases) are described in
 ``doc/source/admin/operations.rst``.
 """
 
@@ -42,6 +43,7 @@ from murano_cidr import allocation as allocation_mod
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import import_rows
+from murano_cidr.operations import json_stream
 
 LOG = logging.getLogger(__name__)
 
@@ -176,15 +178,21 @@ def _records(opened, fmt):
                                            _check_header(path)):
             yield "line %d" % line, record
         return
-    data = files.parse_json(path, opened.text())
-    if isinstance(data, dict) and "allocations" in data:
-        data = data["allocations"]
-    if not isinstance(data, list):
-        raise exceptions.InvalidInputFile(
-            path=path, reason="expected a JSON list of objects with scope, "
-            "cidr and owner, got %s" % type(data).__name__)
-    for number, record in enumerate(data, 1):
-        yield "item %d" % number, record
+    for number, (where, record) in enumerate(
+            json_stream.items(path, opened.lines()), 1):
+        if number == 1 and not where.startswith("item") and isinstance(
+                record, dict) and "allocations" in record:
+            # A report of prune or reconcile, read whole.
+            record = record["allocations"]
+            if not isinstance(record, list):
+                raise exceptions.InvalidInputFile(
+                    path=path, reason="expected a JSON list of objects with "
+                    "scope, cidr and owner, got %s"
+                    % type(record).__name__)
+            for item, value in enumerate(record, 1):
+                yield "item %d" % item, value
+            continue
+        yield where, record
 
 
 def read_file(path, pools, fmt=None, progress=None):
@@ -197,8 +205,8 @@ def read_file(path, pools, fmt=None, progress=None):
     :param path: the file, or ``-`` for standard input.
     :param pools: a dictionary from IP version to
         :class:`~murano_cidr.pool.Pool`, as a driver's ``pools``.
-    :param fmt: ``"json"`` or ``"csv"``; None guesses from the name and
-        content.
+    :param fmt: ``"json"`` (a list, or JSON Lines) or ``"csv"``; None
+        guesses from the name and content.
     :param progress: if given, called with the number of bytes read since
         its last call, now and then.
     :returns: a :class:`Rows` (close it), invalid rows with status

@@ -13,6 +13,7 @@
 """An import file read as a stream: the same rows, bounded memory."""
 
 import io
+import json
 import os
 import tempfile
 
@@ -21,6 +22,7 @@ import fixtures
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import importing
+from murano_cidr.operations import json_stream
 from murano_cidr.tests.unit.operations import test_importing
 
 POOLS = test_importing.POOLS
@@ -94,17 +96,48 @@ class TestStream(test_importing.FileTestCase):
         self.assertGreater(len(counted), 2)
         self.assertEqual(len(CSV), sum(counted))
 
-    def test_csv_is_not_limited_but_json_is(self):
+    def test_no_format_is_limited_but_a_single_json_value_is(self):
         self.useFixture(fixtures.MockPatch(
             "murano_cidr.operations.files.MAX_FILE_SIZE", 100))
-        rows = importing.read_file(self.write("a.csv", CSV), POOLS)
-        self.assertEqual(25, len(rows))
-        rows.close()
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.operations.json_stream.MAX_VALUE", 100))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.operations.json_stream.WINDOW", 16))
+        records = [{"owner": "n%d" % i, "cidr": "10.0.%d.0/24" % i,
+                    "scope": "r"} for i in range(10)]
+        lines = "".join(json.dumps(r) + "\n" for r in records)
+        for name, content, where in (
+                ("a.csv", "scope,cidr,owner\n" + "".join(
+                    "r,%(cidr)s,%(owner)s\n" % r for r in records),
+                 "line 2"),
+                ("a.json", json.dumps(records, indent=2), "item 1"),
+                ("lines.json", lines, "line 1"),
+                ("-", lines, "line 1")):
+            if name == "-":
+                self.useFixture(fixtures.MonkeyPatch(
+                    "sys.stdin", _Stdin(content.encode())))
+                rows = importing.read_file("-", POOLS)
+            else:
+                rows = importing.read_file(self.write(name, content), POOLS)
+            with rows:
+                self.assertEqual(where, rows[0].where, name)
+                self.assertEqual(0, rows.count()[importing.INVALID], name)
         e = self.assertRaises(exceptions.InvalidInputFile, self.read,
-                              "a.json", [{"owner": "n%d" % i,
-                                          "cidr": "10.0.1.0/24"}
-                                         for i in range(10)])
-        self.assertIn("is larger than 100 bytes", str(e))
+                              "a.json", {"allocations": records})
+        self.assertIn("holds a JSON value larger than 100 characters",
+                      str(e))
+
+    def test_a_json_list_is_read_item_by_item(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.operations.json_stream.WINDOW", 64))
+        text = json.dumps([{"owner": "n%d" % i, "cidr": "10.0.%d.0/24" % i}
+                           for i in range(200)], indent=2)
+        stream = io.StringIO(text)
+        items = json_stream.items("a.json", stream)
+        self.assertEqual(("item 1", {"owner": "n0", "cidr": "10.0.0.0/24"}),
+                         next(items))
+        self.assertLess(stream.tell(), 4 * 64)
+        self.assertEqual(json.loads(text)[1:], [v for _, v in items])
 
     def test_bad_text_late_in_the_file(self):
         self.useFixture(fixtures.MockPatch(

@@ -161,7 +161,11 @@ class TestReadFile(FileTestCase):
         self.assertBadFile("a.json", '[{"owner": "n",', "is not valid JSON")
         self.assertBadFile("a.json", '[{"owner": "n",\n  x]',
                            "line 2 column 3")
-        self.assertBadFile("a.json", '{"owner": "n"}', "expected a JSON list")
+        self.assertBadFile("a.json", '{"owner": "n"}\n{"owner": "m",\n x}',
+                           "line 3 column 2")
+        self.assertBadFile("a.json", '{"allocations": {}}',
+                           "expected a JSON list")
+        self.assertBadFile("a.json", '[{"owner": "n"}] []', "Extra data")
         self.assertBadFile("a.json", '[]', "holds no allocation")
         self.assertBadFile("a.csv", '', "has no header row")
         self.assertBadFile("a.csv", 'cidr,owner\n', "holds no allocation")
