@@ -12,6 +12,7 @@
 
 """An import file read as a stream: the same rows, bounded memory."""
 
+import contextlib
 import io
 import json
 import os
@@ -19,10 +20,13 @@ import tempfile
 
 import fixtures
 
+from murano_cidr.cmd import allocations
+from murano_cidr.cmd import output
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import importing
 from murano_cidr.operations import json_stream
+from murano_cidr.tests.unit.operations import fakes
 from murano_cidr.tests.unit.operations import test_importing
 
 POOLS = test_importing.POOLS
@@ -126,6 +130,18 @@ class TestStream(test_importing.FileTestCase):
                               "a.json", {"allocations": records})
         self.assertIn("holds a JSON value larger than 100 characters",
                       str(e))
+
+    def test_what_list_and_convert_openstack_print_imports_back(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.operations.json_stream.WINDOW", 16))
+        held = [fakes.allocation("n%d" % i, "10.0.%d.0/24" % i, "r")
+                for i in range(5)]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            allocations.print_allocations(held, output.JSON)
+        with self.read("list.json", out.getvalue()) as rows:
+            self.assertEqual([a.to_dict() for a in held],
+                             [r.allocation.to_dict() for r in rows])
 
     def test_a_json_list_is_read_item_by_item(self):
         self.useFixture(fixtures.MockPatch(
