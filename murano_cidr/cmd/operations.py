@@ -252,12 +252,20 @@ def _size(path):
 def _progress(total, description):
     """Yield a function counting progress, drawn on a terminal only.
 
-    The bar is tqdm's (the simulate and bench extras install it); without
-    tqdm, or when standard error is not a terminal, nothing is drawn.
+    The bar is tqdm's if it is installed (the simulate and bench extras
+    install it), else a count on one line, redrawn once a second; nothing
+    is drawn when standard error is not a terminal.
     """
     from murano_cidr.measuring import progress
-    if not progress.wanted() or importlib.util.find_spec("tqdm") is None:
+    if not progress.wanted():
         yield None
+        return
+    if importlib.util.find_spec("tqdm") is None:
+        count = progress.Count(total, sys.stderr, description)
+        try:
+            yield count.advance
+        finally:
+            count.close()
         return
     with progress.progress(total, description=description, delay=0,
                            unit_scale=True) as bar:

@@ -14,11 +14,14 @@
 
 tqdm is imported only when a bar is drawn: ``--quiet`` runs, and runs whose
 standard error is not a terminal, work without the ``simulate`` or
-``bench`` extra.
+``bench`` extra. ``import`` draws a :class:`Count` instead when tqdm is not
+installed: it is an operator's command, which no extra should be needed
+for.
 """
 
 import contextlib
 import sys
+import time
 
 
 class Progress(object):
@@ -74,6 +77,64 @@ class Progress(object):
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _scaled(number):
+    for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if number >= factor:
+            return "%.1f%s" % (number / factor, suffix)
+    return "%d" % number
+
+
+class Count(object):
+    """A count on one line of a terminal: the bar without tqdm.
+
+    Redrawn in place (a carriage return) at most once per ``interval``,
+    and wiped at :meth:`close`.
+
+    :param total: the number of steps, or None if unknown.
+    :param stream: the terminal.
+    :param description: what the steps are (``bytes read``).
+    :param interval: least seconds between two redraws.
+    :param clock: returns seconds; :func:`time.monotonic` by default.
+    """
+
+    def __init__(self, total, stream, description, interval=1.0,
+                 clock=time.monotonic):
+        self.total = total
+        self.done = 0
+        self._stream = stream
+        self._description = description
+        self._interval = interval
+        self._clock = clock
+        self._shown = None
+        self._width = 0
+
+    def advance(self, steps):
+        """Count ``steps`` steps done; redraw if ``interval`` has passed."""
+        self.done += steps
+        now = self._clock()
+        if self._shown is None or now - self._shown >= self._interval:
+            self._shown = now
+            text = "%s %s" % (_scaled(self.done), self._description)
+            if self.total:
+                text = "%s of %s %s (%d%%)" % (
+                    _scaled(self.done), _scaled(self.total),
+                    self._description, 100 * self.done // self.total)
+            self._draw(text)
+
+    def _draw(self, text):
+        self._stream.write("\r%s" % text.ljust(self._width))
+        self._stream.flush()
+        self._width = max(self._width, len(text))
+
+    def close(self):
+        """Wipe the line."""
+        if self._width:
+            self._draw("")
+            self._stream.write("\r")
+            self._stream.flush()
+            self._width = 0
 
 
 def wanted(quiet=False, stream=None):

@@ -69,3 +69,30 @@ class TestProgress(base.TestCase):
             self.assertEqual("", stream.getvalue())
             step.started()
             self.assertIn("0/10", stream.getvalue())
+
+
+class TestCount(base.TestCase):
+
+    def test_redrawn_at_most_once_an_interval_then_wiped(self):
+        now = [100.0]
+        stream = Tty()
+        count = progress.Count(3000000, stream, "bytes read",
+                               clock=lambda: now[0])
+        count.advance(1000)
+        count.advance(1000)
+        now[0] += 0.99
+        count.advance(1000)
+        now[0] += 0.01
+        count.advance(1500000)
+        count.close()
+        self.assertEqual(
+            "\r1.0k of 3.0M bytes read (0%)"
+            "\r1.5M of 3.0M bytes read (50%)"
+            "\r" + " " * 29 + "\r", stream.getvalue())
+        self.assertEqual(1503000, count.done)
+
+    def test_unknown_total(self):
+        stream = Tty()
+        count = progress.Count(None, stream, "rows written")
+        count.advance(12)
+        self.assertEqual("\r12 rows written", stream.getvalue())
