@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import datetime
 import importlib.util
+import itertools
 import json
 import os
 import stat
@@ -58,6 +59,9 @@ Capability = capabilities.Capability
 
 PROG = "murano-cidr"
 IMPORT_HEADERS = ("WHERE", "STATUS", "OWNER", "CIDR", "SCOPE", "REASON")
+#: Rows ``import`` shows in its table, at most: the table's widths need
+#: them in memory. ``--format json`` prints every row, one at a time.
+SHOWN_ROWS = 1000
 PRUNE_HEADERS = ("OWNER", "CIDR", "SCOPE", "ACTION", "REASON")
 
 #: Where ``prune --murano-db`` takes its URL from when not given, so that a
@@ -277,10 +281,15 @@ def _print_import(args, rows, counts):
     if args.format == output.JSON:
         _print_import_json(args, rows, counts)
         return
-    shown = list(rows.select(importing.INVALID, importing.CONFLICT))
+    rejected = rows.select(importing.INVALID, importing.CONFLICT)
+    shown = list(itertools.islice(rejected, SHOWN_ROWS))
     if shown:
         output.emit(args.format, None, IMPORT_HEADERS, [
             (r.where, r.status) + r.shown() + (r.reason,) for r in shown])
+    more = sum(1 for _ in rejected)
+    if more:
+        print("... and %d more rows not imported, not shown: --format json "
+              "lists every row" % more)
     verb = "would import" if args.dry_run else "imported"
     done = counts[importing.NEW] if args.dry_run else counts[
         importing.IMPORTED]

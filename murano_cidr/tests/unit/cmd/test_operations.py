@@ -181,6 +181,23 @@ class TestImport(CommandTestCase):
         self.assertIn("1 invalid and 0 conflicting of 4 rows; nothing was "
                       "imported", err)
 
+    def test_the_table_shows_the_first_rejected_rows_only(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.cmd.operations.SHOWN_ROWS", 2))
+        path = self.write("bad.csv", self.GOOD + "".join(
+            "r,nope,bad%d\n" % i for i in range(5)))
+        code, out, err = self.run_cli("import", "--dry-run", path)
+        self.assertEqual(2, code)
+        self.assertEqual(["bad0", "bad1"], [
+            line.split()[3] for line in out.splitlines()[1:3]])
+        self.assertIn("... and 3 more rows not imported, not shown",
+                      out.splitlines()[3])
+        self.assertIn("invalid 5", out)
+        code, out, err = self.run_cli("import", "--dry-run", path,
+                                      "--format", "json")
+        self.assertEqual(5, [r["status"] for r in json.loads(out)["rows"]]
+                         .count("invalid"))
+
     def test_conflicts_write_nothing_unless_continuing(self):
         path = self.write("conflict.csv", self.GOOD + "r,10.0.1.0/24,new3\n")
         code, out, err = self.run_cli("import", path)
