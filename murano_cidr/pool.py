@@ -319,28 +319,6 @@ class Pool(object):
                 ranges.append((base + lo, base + hi))
         return freemap.FreeMap(self.size, ranges)
 
-    def usage(self, held, taken=None):
-        """Count the candidates a scope's allocations and ``taken`` block.
-
-        :param held: a :class:`murano_cidr.taken.TakenSet` of the scope's
-            live allocations.
-        :param taken: a :class:`murano_cidr.taken.TakenSet` of CIDRs in use
-            outside the allocator (from Neutron), or None.
-        :returns: a dictionary with ``pool``, ``prefixlen``, ``size``,
-            ``allocated`` (candidates the allocations block), ``taken``
-            (candidates ``taken`` alone blocks), ``free`` and
-            ``used_percent``.
-        """
-        held_map = self.free_map(held)
-        all_map = (held_map if taken is None
-                   else self.free_map(held.union(taken)))
-        return {"pool": str(self), "prefixlen": self.prefixlen,
-                "size": self.size, "allocated": held_map.blocked,
-                "taken": all_map.blocked - held_map.blocked,
-                "free": all_map.free,
-                "used_percent": round(100.0 * all_map.blocked / self.size,
-                                      1)}
-
 
 def pools_from_conf(conf):
     """Build the IPv4 and IPv6 pools from ``[cidr_allocator]``.

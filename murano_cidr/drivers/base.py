@@ -21,6 +21,7 @@ caller says are already *taken* (the subnets on the router).
 import abc
 import contextlib
 import datetime
+import importlib
 
 from oslo_log import log as logging
 
@@ -29,7 +30,6 @@ from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import hooks
 from murano_cidr import exceptions
 from murano_cidr import pool as pool_mod
-from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -193,142 +193,44 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
     #: ``reconcile`` waits for too; none otherwise.
     release_grace = datetime.timedelta(0)
 
-    def now(self):
-        """Return the time on the clock of the driver's timestamps.
+    #: The module of what only the commands ask of the driver (its clock,
+    #: what it holds back, imports, usage, deleting a scope): the methods
+    #: below call its functions, which take the driver first. It is
+    #: imported when one is called, so an engine never loads it. A driver
+    #: with ways of its own names a module defining every function of
+    #: :mod:`murano_cidr.drivers.records` (or overrides the methods).
+    records = "murano_cidr.drivers.records"
 
-        :returns: an aware UTC time: the host's here, the database
-            server's for ``db``; ``prune`` and ``reconcile`` measure on it.
-        """
-        return datetime.datetime.now(datetime.timezone.utc)
+    def _records(self):
+        return importlib.import_module(self.records)
+
+    def now(self):
+        """Read the store's clock: :func:`.records.now`."""
+        return self._records().now(self)
 
     def list_released(self, scope=None):
-        """Return the released CIDRs the driver still holds back.
-
-        A driver with :attr:`Capability.HOLDS_RELEASED` keeps a released
-        CIDR out of its scope's pool until its subnet was seen off the
-        router and a grace period passed; others forget it at once and
-        return an empty list.
-
-        :param scope: a scope, or None for every scope.
-        :returns: a list of :class:`Allocation` whose ``owner`` is the
-            former owner and ``released_at`` when it was released.
-        """
-        return []
+        """What is held back: :func:`.records.list_released`."""
+        return self._records().list_released(self, scope)
 
     def free_released(self, held):
-        """Stop holding back a released CIDR: its subnet left the router.
-
-        For ``murano-cidr reconcile``, which saw the router's complete
-        listing without it.
-
-        :param held: an :class:`Allocation` from :meth:`list_released`.
-        :returns: True if it was still held (and is now free), False if it
-            was freed already or the driver holds nothing back.
-        """
-        return False
+        """Stop holding a CIDR back: :func:`.records.free_released`."""
+        return self._records().free_released(self, held)
 
     def import_allocations(self, allocations):
-        """Record CIDRs that already exist, all or nothing.
-
-        Used when a live cloud switches to a driver that keeps state, so the
-        networks it already has are never handed out again. An allocation
-        already recorded identically is skipped (importing is idempotent).
-
-        :param allocations: an iterable of
-            :class:`~murano_cidr.allocation.Allocation`.
-        :returns: the list of :class:`~murano_cidr.allocation.Allocation`
-            newly recorded.
-        :raises murano_cidr.exceptions.AllocationConflict: if one overlaps a
-            live allocation of its scope (or another one of the batch);
-            nothing is recorded.
-        :raises murano_cidr.exceptions.OwnerConflict: if an owner already
-            holds another CIDR; nothing is recorded.
-        :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
-            state.
-        """
-        self.require(caps.Capability.IMPORTS, action="import allocations")
-        raise NotImplementedError(
-            "%s announces Capability.IMPORTS but does not implement "
-            "import_allocations" % type(self).__name__)
+        """Record existing CIDRs: :func:`.records.import_allocations`."""
+        return self._records().import_allocations(self, allocations)
 
     def import_stream(self, source):
-        """:meth:`import_allocations` of more than memory holds at once.
-
-        :param source: a callable returning an iterable of allocations,
-            called again for each attempt of a retried transaction.
-        :returns: the number of allocations newly recorded.
-        :raises: as :meth:`import_allocations`.
-        """
-        return len(self.import_allocations(list(source())))
+        """Record existing CIDRs: :func:`.records.import_stream`."""
+        return self._records().import_stream(self, source)
 
     def usage(self, scope=None, ip_version=4, taken=()):
-        """Count what a scope uses of the pool.
-
-        The one usage path: ``murano-cidr usage`` calls it for every scope
-        it reports. This version reads :meth:`list`; a driver with a faster
-        way (the ``db`` driver counts in SQL) overrides it.
-
-        :param scope: the scope, or None for allocations without a scope.
-        :param ip_version: 4 or 6.
-        :param taken: CIDRs in use outside the allocator (from Neutron),
-            as :meth:`allocate` takes them.
-        :returns: a dictionary with ``scope``, ``ip_version``,
-            ``allocations`` (live ones), ``released`` (released CIDRs still
-            held back, which block candidates as allocations do) and the
-            counts of :meth:`murano_cidr.pool.Pool.usage`.
-        :raises murano_cidr.exceptions.InvalidArgument: for a bad scope, IP
-            version or ``taken``.
-        :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
-            state.
-        """
-        scope = allocation_mod.validate_scope(scope)
-        pool = self.pool(ip_version)
-        taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        allocations = [a for a in self.list(scope=scope)
-                       if a.scope == scope and a.ip_version == ip_version]
-        released = [a for a in self.list_released(scope=scope)
-                    if a.scope == scope and a.ip_version == ip_version]
-        held = taken_mod.TakenSet.from_taken(
-            [a.cidr for a in allocations + released], pool.version)
-        return self.usage_result(pool, scope, len(allocations), held,
-                                 taken_set, released=len(released))
-
-    @staticmethod
-    def usage_result(pool, scope, allocations, held, taken_set, released=0):
-        """Build what :meth:`usage` returns, whichever way it counted.
-
-        :param pool: the :class:`~murano_cidr.pool.Pool`.
-        :param scope: the scope.
-        :param allocations: how many live allocations the scope holds.
-        :param held: a :class:`~murano_cidr.taken.TakenSet` of them, and of
-            the released CIDRs still held back.
-        :param taken_set: a :class:`~murano_cidr.taken.TakenSet` of the
-            CIDRs in use outside the allocator.
-        :param released: how many released CIDRs are still held back
-            (:meth:`list_released`); ``held`` covers them too.
-        :returns: the dictionary :meth:`usage` describes, with
-            ``released`` besides.
-        """
-        result = pool.usage(held, taken_set)
-        result.update(scope=scope, ip_version=pool.version,
-                      allocations=allocations, released=released)
-        return result
+        """Count what a scope uses: :func:`.records.usage`."""
+        return self._records().usage(self, scope, ip_version, taken)
 
     def release_scope(self, scope):
-        """Release every allocation of a scope (benchmarks, tests, tools).
-
-        This version releases what :meth:`list` returns, one by one; a
-        driver with a store may do it at once and forget what it keeps
-        about the scope itself.
-
-        :param scope: the scope; None for the allocations without one.
-        :returns: how many allocations were released.
-        :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
-            state.
-        """
-        scope = allocation_mod.validate_scope(scope)
-        return sum(1 for a in self.list(scope=scope)
-                   if a.scope == scope and self.release(a.owner))
+        """Release a whole scope: :func:`.records.release_scope`."""
+        return self._records().release_scope(self, scope)
 
     @contextlib.contextmanager
     def reserve(self, owner, scope=None, taken=(), ip_version=4):

@@ -116,7 +116,8 @@ class DbDriver(base.AllocatorDriver):
         super().__init__(conf)
         self.database = api.Database(conf,
                                      schema_check=check_schema)
-        self._hints = allocating.Hints()
+        #: Which candidates to try first, by scope: never what decides.
+        self.hints = allocating.Hints()
         #: ``(release_grace, reservation_timeout)``, in seconds.
         self.ages = (conf[opts.GROUP].release_grace,
                      conf[opts.GROUP].reservation_timeout)
@@ -170,7 +171,7 @@ class DbDriver(base.AllocatorDriver):
     def _allocate(self, conn, owner, scope, pool, taken, taken_set):
         """One attempt, one transaction: :func:`.allocating.allocate`."""
         cidr, new, taken_set = allocating.allocate(
-            conn, self._hints, owner, scope, pool, taken, taken_set,
+            conn, self.hints, owner, scope, pool, taken, taken_set,
             self.ages)
         if cidr is None:
             # NOTE: what a full pool holds back is read and worded only
@@ -195,26 +196,11 @@ class DbDriver(base.AllocatorDriver):
             LOG.info("Released the allocation of owner %s", owner)
         return released
 
-    # NOTE: what only the commands ask (lists, counts, freeing, deleting a
-    # scope, importing) is in records.py and importing.py, imported where
-    # it is asked: an engine, which never asks it, does not load them.
-
-    def list_released(self, scope=None):
-        from murano_cidr.drivers.db import records
-        return records.released(self.database,
-                                allocation_mod.validate_scope(scope))
-
-    def free_released(self, held):
-        from murano_cidr.drivers.db import records
-        freed = records.free(self.database, held)
-        if freed:
-            LOG.info("Freed the released %s of scope %s (owner %s)",
-                     held.cidr, held.scope, held.owner)
-        return freed
-
-    def now(self):
-        from murano_cidr.drivers.db import records
-        return records.now(self.database)
+    # NOTE: what only the commands ask (counts, what is held back,
+    # freeing it, deleting a scope, importing) is in records.py, and the
+    # list of every allocation is read there too: an engine, which never
+    # asks it, does not load it.
+    records = "murano_cidr.drivers.db.records"
 
     def get(self, owner):
         owner = allocation_mod.validate_owner(owner)
@@ -225,56 +211,6 @@ class DbDriver(base.AllocatorDriver):
         from murano_cidr.drivers.db import records
         return records.live(self.database,
                             allocation_mod.validate_scope(scope))
-
-    def usage(self, scope=None, ip_version=4, taken=()):
-        """Count what a scope uses of the pool, reading only its rows.
-
-        See :meth:`murano_cidr.drivers.base.AllocatorDriver.usage`.
-        """
-        from murano_cidr.drivers.db import records
-        scope = allocation_mod.validate_scope(scope)
-        pool = self.pool(ip_version)
-        taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
-        allocations, held, released = records.counts(self.database, pool,
-                                                     scope, self.ages)
-        return self.usage_result(pool, scope, allocations, held, taken_set,
-                                 released=released)
-
-    def release_scope(self, scope):
-        """Delete a scope's allocations, in one transaction.
-
-        The scope's row stays, locked like an allocation's.
-
-        See :meth:`murano_cidr.drivers.base.AllocatorDriver.release_scope`.
-        """
-        from murano_cidr.drivers.db import records
-        scope = allocation_mod.validate_scope(scope)
-        released = records.delete_scope(self.database, scope)
-        self._hints.forget(scope)
-        LOG.info("Released %d allocations of scope %s", released, scope)
-        return released
-
-    # -- import ------------------------------------------------------------
-
-    def import_allocations(self, allocations):
-        """Record CIDRs that already exist, all or nothing.
-
-        See :meth:`murano_cidr.drivers.base.AllocatorDriver.import_allocations`
-        and :mod:`murano_cidr.drivers.db.importing`.
-        """
-        from murano_cidr.drivers.db import importing as db_importing
-        recorded = db_importing.import_allocations(self.database, allocations)
-        if recorded:
-            LOG.info("Imported %d allocations", len(recorded))
-        return recorded
-
-    def import_stream(self, source):
-        """One transaction, holding a part of ``source()`` at a time."""
-        from murano_cidr.drivers.db import importing as db_importing
-        recorded = db_importing.import_stream(self.database, source)
-        if recorded:
-            LOG.info("Imported %d allocations", recorded)
-        return recorded
 
     def close(self):
         self.database.close()

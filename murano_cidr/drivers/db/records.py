@@ -12,20 +12,29 @@
 
 """What the operator's commands read and change of the ``db`` driver's rows.
 
-Listing, counting, freeing a held-back row (``reconcile``) and deleting a
-scope (the tools): the :class:`~murano_cidr.drivers.db.driver.DbDriver`
-methods that an engine, which allocates, confirms and releases, never
-calls. They run in the driver's transactions, with its retries, on the
-SQL of :mod:`murano_cidr.drivers.db.statements`.
+Listing, counting, freeing a held-back row (``reconcile``), deleting a
+scope (the tools) and importing: the ``db`` driver's functions of
+:mod:`murano_cidr.drivers.records` (its
+:attr:`~murano_cidr.drivers.base.AllocatorDriver.records`), which an
+engine, which allocates, confirms and releases, never calls. They run in
+the driver's transactions, with its retries, on the SQL of
+:mod:`murano_cidr.drivers.db.statements`.
 """
 
 import datetime
 
+from oslo_log import log as logging
 import sqlalchemy as sa
 
+from murano_cidr import allocation as allocation_mod
 from murano_cidr.drivers.db import held_back
+from murano_cidr.drivers.db import importing
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import statements
+from murano_cidr.drivers import records
+from murano_cidr import taken as taken_mod
+
+LOG = logging.getLogger(__name__)
 
 ALLOCATIONS = statements.ALLOCATIONS
 
@@ -53,22 +62,23 @@ def live(database, scope=None):
     return [models.to_allocation(r) for r in rows]
 
 
-def released(database, scope=None):
+def list_released(driver, scope=None):
     """Return the released allocations still held back, of one scope or all.
 
     :returns: a list of :class:`~murano_cidr.allocation.Allocation`, by
         scope, IP version and address.
     """
-    rows = database.read(_rows, statements.HELD, scope,
-                         ALLOCATIONS.c.released_owner,
-                         ALLOCATIONS.c.released_at)
+    scope = allocation_mod.validate_scope(scope)
+    rows = driver.database.read(_rows, statements.HELD, scope,
+                                ALLOCATIONS.c.released_owner,
+                                ALLOCATIONS.c.released_at)
     rows = sorted(rows, key=lambda r: (r.scope, r.ip_version, r.range_first))
     return [models.to_allocation(r) for r in rows]
 
 
-def now(database):
+def now(driver):
     """Return the database server's time, aware UTC, whole seconds."""
-    moment = database.read(
+    moment = driver.database.read(
         lambda conn: conn.execute(sa.select(models.utc_now())).scalar())
     return moment.replace(tzinfo=datetime.timezone.utc)
 
@@ -92,31 +102,38 @@ def _free(conn, held):
         statements.HELD)).rowcount > 0
 
 
-def free(database, held):
+def free_released(driver, held):
     """Free one released row, as listed before.
 
     :param held: an :class:`~murano_cidr.allocation.Allocation` from
-        :func:`released`; a row released again since (another
+        :func:`list_released`; a row released again since (another
         ``released_at``) is left alone.
     :returns: True if it was still there (and is now deleted).
     """
-    return database.write(_free, held)
+    freed = driver.database.write(_free, held)
+    if freed:
+        LOG.info("Freed the released %s of scope %s (owner %s)",
+                 held.cidr, held.scope, held.owner)
+    return freed
 
 
-def counts(database, pool, scope, ages):
-    """Count what a scope holds of ``pool``, reading only its rows.
+def usage(driver, scope=None, ip_version=4, taken=()):
+    """Count what a scope uses of the pool, reading only its rows.
 
-    :param ages: ``(release_grace, reservation_timeout)`` in seconds.
-    :returns: ``(live, held, released)``: the live rows, a
-        :class:`~murano_cidr.taken.TakenSet` of what the scope's rows
-        (live and held back) occupy of the pool, and the held-back rows.
+    See :func:`murano_cidr.drivers.records.usage`.
     """
+    scope = allocation_mod.validate_scope(scope)
+    pool = driver.pool(ip_version)
+    taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
+
     def read(conn):
-        back = held_back.hold_back(conn, scope, pool.version, *ages)
+        back = held_back.hold_back(conn, scope, pool.version, *driver.ages)
         return (back.live, held_back.held_in_pool(conn, pool, scope),
                 back.released)
 
-    return database.read(read)
+    live_rows, held, released = driver.database.read(read)
+    return records.counted(pool, scope, live_rows, held, taken_set,
+                           released=released)
 
 
 def _delete_scope(conn, scope):
@@ -126,9 +143,35 @@ def _delete_scope(conn, scope):
         statements.scope_is(scope))).rowcount
 
 
-def delete_scope(database, scope):
-    """Delete every row of a scope, its lock taken first; the scope stays.
+def release_scope(driver, scope):
+    """Delete every row of a scope, in one transaction, its lock first.
+
+    The scope's row stays, locked like an allocation's.
 
     :returns: how many allocations were deleted.
     """
-    return database.write(_delete_scope, scope)
+    scope = allocation_mod.validate_scope(scope)
+    released = driver.database.write(_delete_scope, scope)
+    driver.hints.forget(scope)
+    LOG.info("Released %d allocations of scope %s", released, scope)
+    return released
+
+
+def import_allocations(driver, allocations):
+    """Record CIDRs that already exist, all or nothing.
+
+    See :func:`murano_cidr.drivers.records.import_allocations` and
+    :mod:`murano_cidr.drivers.db.importing`.
+    """
+    recorded = importing.import_allocations(driver.database, allocations)
+    if recorded:
+        LOG.info("Imported %d allocations", len(recorded))
+    return recorded
+
+
+def import_stream(driver, source):
+    """One transaction, holding a part of ``source()`` at a time."""
+    recorded = importing.import_stream(driver.database, source)
+    if recorded:
+        LOG.info("Imported %d allocations", recorded)
+    return recorded

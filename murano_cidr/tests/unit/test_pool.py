@@ -16,6 +16,7 @@ import fixtures
 import netaddr
 import testtools
 
+from murano_cidr.drivers import records
 from murano_cidr import exceptions
 from murano_cidr import pool
 from murano_cidr import taken as taken_mod
@@ -273,9 +274,13 @@ class TestUsage(testtools.TestCase):
 
     def test_counts_allocations_and_taken_apart(self):
         p = pool.Pool.from_cidrs(["10.0.0.0/22"], 24)
-        counts = p.usage(_taken(["10.0.0.0/24", "10.0.1.0/24"]),
-                         _taken(["10.0.1.0/24", "10.0.2.7/32"]))
+        counts = records.counted(
+            p, "r", 2, _taken(["10.0.0.0/24", "10.0.1.0/24"]),
+            _taken(["10.0.1.0/24", "10.0.2.7/32"]))
         self.assertEqual({"pool": "10.0.0.0/22", "prefixlen": 24, "size": 4,
                           "allocated": 2, "taken": 1, "free": 1,
-                          "used_percent": 75.0}, counts)
-        self.assertEqual(2, p.usage(_taken(["10.0.0.0/23"]))["free"])
+                          "used_percent": 75.0, "scope": "r",
+                          "ip_version": 4, "allocations": 2,
+                          "released": 0}, counts)
+        self.assertEqual(2, records.counted(
+            p, "r", 1, _taken(["10.0.0.0/23"]), _taken([]))["free"])
