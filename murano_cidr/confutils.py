@@ -20,7 +20,7 @@ read a file as a service does.
 
 from oslo_config import cfg
 
-from murano_cidr import opts
+from murano_cidr.drivers import commands
 
 
 def render(groups):
@@ -63,7 +63,7 @@ def load(path):
     """
     conf = cfg.ConfigOpts()
     conf([], project="murano-cidr", default_config_files=[path])
-    opts.register_opts(conf)
+    commands.register_opts(conf)
     return conf
 
 
@@ -84,7 +84,7 @@ def make_conf(groups):
     :raises ValueError: if a value does not fit its option's type.
     """
     conf = cfg.ConfigOpts()
-    opts.register_opts(conf)
+    commands.register_opts(conf)
     for group, values in groups.items():
         for option, value in values.items():
             if value is not None:

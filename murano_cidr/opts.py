@@ -10,27 +10,23 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The options every driver reads, and ``list_opts()`` for the generator.
+"""The options every driver reads.
 
 They live in ``[cidr_allocator]``: which driver, where its state goes, and
 the pool; ``reservation_timeout`` is defined here too, once, for the
 drivers that list it (``db`` and ``lock``). A driver's own options are
 defined in its package, which lists them under the :data:`OPTS_NAMESPACE`
-entry point namespace (by the driver's name); :func:`list_opts` gathers
-them all from there, so the sample configuration and the documentation
-show every option, and this module imports no driver.
+entry point namespace (by the driver's name);
+:func:`murano_cidr.drivers.commands.list_opts` gathers them all from
+there, so the sample configuration and the documentation show every
+option, and this module imports no driver.
 """
 
-import copy
 import os
 
 from oslo_config import cfg
-from oslo_log import log as logging
-import stevedore
 
 from murano_cidr._i18n import _
-
-LOG = logging.getLogger(__name__)
 
 GROUP = "cidr_allocator"
 
@@ -199,23 +195,6 @@ def register_common_opts(conf):
     conf.register_opts(all_opts(), group=GROUP)
 
 
-def register_opts(conf):
-    """Register murano-cidr's options and every installed driver's.
-
-    What a tool or a test calls before it reads or overrides any option
-    (``[cidr_allocator_database] connection``, say) of a driver it has not
-    built yet; a service leaves it to the driver it builds. The drivers'
-    options come from :data:`OPTS_NAMESPACE`: their options modules load,
-    their drivers do not. Safe to call more than once on the same
-    configuration object.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-    """
-    register_common_opts(conf)
-    for listed in _drivers_opts():
-        register_listed(conf, listed)
-
-
 def register_listed(conf, listed):
     """Register options given as ``list_opts()`` returns them.
 
@@ -238,33 +217,3 @@ def _fresh(group):
     # object's own: registering a module-level group would share option
     # values between every ConfigOpts in the process.
     return cfg.OptGroup(group.name, title=group.title, help=group.help)
-
-
-def _drivers_opts():
-    # Each installed driver's options, in driver name order; one whose
-    # options cannot be loaded is logged and left out.
-    manager = stevedore.ExtensionManager(
-        OPTS_NAMESPACE, invoke_on_load=False,
-        on_load_failure_callback=_log_failure)
-    return [ext.plugin() for ext in sorted(manager, key=lambda e: e.name)]
-
-
-def _log_failure(manager, entrypoint, exception):
-    LOG.warning("The options of allocator driver %s cannot be loaded: %s",
-                entrypoint.name, exception)
-
-
-def list_opts():
-    """Return the options for oslo-config-generator and the docs.
-
-    murano-cidr's own, then each installed driver's, found through
-    :data:`OPTS_NAMESPACE` as castellan finds its back ends': a driver's
-    options live in its package, which registers its ``list_opts``
-    function there.
-
-    :returns: a list of ``(group, [options])`` pairs.
-    """
-    listed = [(cidr_allocator_group, copy.deepcopy(all_opts()))]
-    for pairs in _drivers_opts():
-        listed.extend(pairs)
-    return listed

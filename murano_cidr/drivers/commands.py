@@ -21,8 +21,13 @@ script wants (:meth:`command_defaults`), your ``murano-cidr-manage``
 commands (:meth:`manage_commands`). It lives in a module of its own, which
 only the commands, the tools and the tests load: a service that builds the
 driver never imports migrations, status checks or command parsers.
+
+Every installed driver's options are gathered here too, for the sample
+configuration (:func:`list_opts`) and for the programs that read options
+of drivers they have not built (:func:`register_opts`).
 """
 
+import copy
 import functools
 
 from oslo_log import log as logging
@@ -167,10 +172,51 @@ def prepare(conf, name=None):
     of(name or conf[opts.GROUP].driver).prepare(conf)
 
 
+def register_opts(conf):
+    """Register murano-cidr's options and every installed driver's.
+
+    What a tool or a test calls before it reads or overrides any option
+    (``[cidr_allocator_database] connection``, say) of a driver it has not
+    built yet; a service leaves it to the driver it builds. The drivers'
+    options come from :data:`murano_cidr.opts.OPTS_NAMESPACE`: their
+    options modules load, their drivers do not. Safe to call more than
+    once on the same configuration object.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    """
+    opts.register_common_opts(conf)
+    for listed in _drivers_opts():
+        opts.register_listed(conf, listed)
+
+
+def _drivers_opts():
+    # Each installed driver's options, in driver name order; one whose
+    # options cannot be loaded is logged and left out.
+    return [list_opts() for list_opts in loaded(
+        opts.OPTS_NAMESPACE,
+        "The options of allocator driver %s").values()]
+
+
+def list_opts():
+    """Return the options for oslo-config-generator and the docs.
+
+    murano-cidr's own, then each installed driver's, found through
+    :data:`murano_cidr.opts.OPTS_NAMESPACE` as castellan finds its back
+    ends': a driver's options live in its package, which registers its
+    ``list_opts`` function there.
+
+    :returns: a list of ``(group, [options])`` pairs.
+    """
+    listed = [(opts.cidr_allocator_group, copy.deepcopy(opts.all_opts()))]
+    for pairs in _drivers_opts():
+        listed.extend(pairs)
+    return listed
+
+
 def set_command_defaults(conf, configured_only=False):
     """Give the options the defaults a console script wants.
 
-    Every option is registered (:func:`murano_cidr.opts.register_opts`),
+    Every option is registered (:func:`register_opts`),
     then each installed driver's :meth:`DriverCommands.command_defaults`
     runs; values from the configuration files still win.
 
@@ -179,7 +225,7 @@ def set_command_defaults(conf, configured_only=False):
         ``[cidr_allocator] driver`` is loaded and run (a parsed ``conf``):
         a command loads no other driver's modules.
     """
-    opts.register_opts(conf)
+    register_opts(conf)
     if not configured_only:
         sides = installed().values()
     else:

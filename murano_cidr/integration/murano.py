@@ -55,7 +55,6 @@ from murano_cidr import allocator
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.integration import neutron
-from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
@@ -70,7 +69,10 @@ def register_opts(conf=None):
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
         :data:`oslo_config.cfg.CONF` if None.
     """
-    opts.register_opts(cfg.CONF if conf is None else conf)
+    # NOTE: every installed driver's options are the commands' to find;
+    # an engine, which builds its driver, never calls this.
+    from murano_cidr.drivers import commands
+    commands.register_opts(cfg.CONF if conf is None else conf)
 
 
 class NetworkCidrAllocator(object):

@@ -19,6 +19,7 @@ from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from oslotest import base
 
+from murano_cidr.drivers import commands
 from murano_cidr import opts
 from murano_cidr import tests
 from murano_cidr.tests import db_fixture
@@ -52,7 +53,7 @@ class TestCase(base.BaseTestCase):
         self.conf = cfg.ConfigOpts()
         self.config_fixture = self.useFixture(
             config_fixture.Config(self.conf))
-        opts.register_opts(self.conf)
+        commands.register_opts(self.conf)
         self.state_path = self.useFixture(fixtures.TempDir()).path
         self.config(state_path=self.state_path)
         # Console scripts run here read no configuration file of the

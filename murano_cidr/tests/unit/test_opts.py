@@ -19,6 +19,7 @@ from oslo_config import generator
 import testtools
 
 import murano_cidr
+from murano_cidr.drivers import commands
 from murano_cidr import opts
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(murano_cidr.__file__)))
@@ -47,9 +48,9 @@ class TestOpts(testtools.TestCase):
 
     def test_list_opts_covers_every_registered_option(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         listed = {(group if isinstance(group, str) else group.name, o.dest)
-                  for group, group_opts in opts.list_opts()
+                  for group, group_opts in commands.list_opts()
                   for o in group_opts}
         for group_name in conf.list_all_sections():
             for name in conf[group_name]:
@@ -57,8 +58,8 @@ class TestOpts(testtools.TestCase):
 
     def test_register_twice_is_harmless(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
-        opts.register_opts(conf)
+        commands.register_opts(conf)
+        commands.register_opts(conf)
         self.assertEqual("10.0.0.0", conf.cidr_allocator.env_ip_template)
 
     def test_state_path_follows_xdg(self):
@@ -68,7 +69,7 @@ class TestOpts(testtools.TestCase):
 
     def test_state_path_expands_the_home_directory(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         conf.set_override("state_path", "~/x", group=opts.GROUP)
         self.assertEqual(os.path.join(os.path.expanduser("~"), "x"),
                          opts.state_path(conf))
@@ -89,7 +90,7 @@ class TestMuranoNetworkingFallbacks(testtools.TestCase):
                 cfg.IntOpt("max_hosts", default=250),
                 cfg.StrOpt("env_ip_template", default="10.0.0.0"),
             ], group="networking")
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         conf(["--config-file", path], default_config_files=[])
         return conf
 

@@ -14,8 +14,8 @@
 
 "Where options are registered" in ``doc/source/contributor/drivers.rst``:
 where the allocator is built, in the driver's constructor, and
-``opts.register_opts`` for programs that read the options of drivers they
-have not built. The calls are found in the source with :mod:`ast`.
+``drivers.commands.register_opts`` for programs that read the options of
+drivers they have not built. The calls are found in the source with :mod:`ast`.
 """
 
 import ast
@@ -43,7 +43,7 @@ SITES = frozenset({
     ("murano_cidr.drivers.hooks", "register_opts"),
     # The registration helpers themselves.
     ("murano_cidr.opts", "register_common_opts"),
-    ("murano_cidr.opts", "register_opts"),
+    ("murano_cidr.drivers.commands", "register_opts"),
     ("murano_cidr.drivers.commands", "set_command_defaults"),
     ("murano_cidr.opts", "register_listed"),
     # Every installed driver's, for programs that build none.

@@ -33,8 +33,8 @@ import testscenarios
 from murano_cidr import allocation as allocation_mod
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
+from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import migration
-from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 
@@ -71,7 +71,7 @@ class CommandTestCase(base.TestCase):
 
     def load_conf(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         conf(args=[], default_config_files=[self.conf_file])
         return conf
 

@@ -24,6 +24,7 @@ import random
 from oslo_config import cfg
 
 from murano_cidr import allocator
+from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr import opts
@@ -38,7 +39,7 @@ def build_driver(url, settings, database_settings=None):
     conf = cfg.ConfigOpts()
     conf([], project="murano-cidr-test", default_config_files=[],
          default_config_dirs=[])
-    opts.register_opts(conf)
+    commands.register_opts(conf)
     for name, value in settings.items():
         conf.set_override(name, value, group=opts.GROUP)
     for name, value in (database_settings or {}).items():

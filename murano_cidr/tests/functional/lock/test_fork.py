@@ -25,6 +25,7 @@ import uuid
 from oslo_config import cfg
 
 from murano_cidr import allocator
+from murano_cidr.drivers import commands
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
 from murano_cidr import opts
@@ -51,7 +52,7 @@ class TestForkedChild(base.TestCase):
 
     def other_engine(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         for name, value in SETTINGS.items():
             conf.set_override(name, value, group=opts.GROUP)
         driver = allocator.get_allocator(conf)

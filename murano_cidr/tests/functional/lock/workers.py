@@ -25,6 +25,7 @@ import time
 from oslo_config import cfg
 
 from murano_cidr import allocator
+from murano_cidr.drivers import commands
 from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
@@ -44,7 +45,7 @@ def build_allocator(settings, lock_path=None):
     :param lock_path: ``[oslo_concurrency] lock_path``, if any.
     """
     conf = cfg.ConfigOpts()
-    opts.register_opts(conf)
+    commands.register_opts(conf)
     conf([], project="murano-cidr", default_config_files=[])
     for name, value in settings.items():
         conf.set_override(name, value, group=opts.GROUP)

@@ -38,7 +38,6 @@ from murano_cidr.cmd import status
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers import commands
 from murano_cidr.drivers import stateless
-from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 
@@ -133,7 +132,7 @@ class TestToyDriver(ToyTestCase):
     def test_its_options_are_in_the_sample_configuration(self):
         self.assertIn(TOY_GROUP, [group if isinstance(group, str)
                                   else group.name
-                                  for group, _ in opts.list_opts()])
+                                  for group, _ in commands.list_opts()])
         conf = cfg.ConfigOpts()
         generator.register_cli_opts(conf)
         conf(["--namespace", "murano_cidr"], default_config_files=[])
@@ -146,7 +145,7 @@ class TestToyDriver(ToyTestCase):
 
     def test_its_options_are_registered_with_the_others(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         self.assertEqual(0, conf[TOY_GROUP].start)
 
     def test_its_checks_run_in_murano_cidr_status(self):

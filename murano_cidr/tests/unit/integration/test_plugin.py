@@ -31,6 +31,7 @@ from stevedore import extension
 import tenacity
 import testscenarios
 
+from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.db import migration
 from murano_cidr import exceptions
@@ -263,7 +264,7 @@ class TestUnconfigured(PluginTestCase):
         self.assertIn("[cidr_allocator] driver is not set", line)
 
     def test_a_default_set_by_code_is_not_a_choice(self):
-        opts.register_opts(cfg.CONF)
+        commands.register_opts(cfg.CONF)
         cfg.CONF.set_default("driver", "lock", group=opts.GROUP)
         self.addCleanup(cfg.CONF.clear_default, "driver", group=opts.GROUP)
         self.configure("")

@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from murano_cidr import allocation as allocation_mod
 from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
+from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import allocating
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
@@ -445,7 +446,7 @@ class TestErrors(base.DbTestCase):
 
     def test_default_database_is_a_file_under_state_path(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         conf.set_override("state_path", self.state_path + "/new/dir",
                           group=opts.GROUP)
         url = connection.connection_url(conf)
@@ -455,7 +456,7 @@ class TestErrors(base.DbTestCase):
 
     def test_unwritable_state_path_is_a_config_error(self):
         conf = cfg.ConfigOpts()
-        opts.register_opts(conf)
+        commands.register_opts(conf)
         blocker = self.state_path + "/file"
         open(blocker, "w").close()
         conf.set_override("state_path", blocker + "/dir", group=opts.GROUP)
@@ -485,6 +486,6 @@ class TestErrors(base.DbTestCase):
 
     def test_configuration_objects_do_not_share_values(self):
         other = cfg.ConfigOpts()
-        opts.register_opts(other)
+        commands.register_opts(other)
         self.assertIsNone(other[cidr_db_options.GROUP].connection)
         self.assertNotEqual(self.state_path, other[opts.GROUP].state_path)
