@@ -12,9 +12,6 @@
 
 """The one place an allocator driver is chosen and loaded."""
 
-import importlib
-import importlib.metadata
-
 from oslo_config import cfg
 from oslo_log import log as logging
 import stevedore
@@ -27,48 +24,8 @@ from murano_cidr import opts
 LOG = logging.getLogger(__name__)
 
 
-def installed_drivers():
-    """Return the names of the drivers that are installed and load.
-
-    :returns: a sorted list of names.
-    """
-    manager = stevedore.ExtensionManager(drivers.NAMESPACE,
-                                         invoke_on_load=False)
-    return sorted(manager.names())
-
-
 def _reraise(manager, entrypoint, exception):
     raise exception
-
-
-def _extras_of(name):
-    """Return the extras a driver's package declares, without loading it.
-
-    A driver's module may fail to import for want of an optional library,
-    so its class cannot say what to install; its package's ``__init__``
-    (which imports nothing optional) may, as ``EXTRAS``.
-    """
-    for entry_point in _entry_points():
-        if entry_point.name != name:
-            continue
-        parts = entry_point.value.split(":")[0].split(".")
-        for end in range(len(parts) - 1, 0, -1):
-            try:
-                package = importlib.import_module(".".join(parts[:end]))
-            except ImportError:
-                continue
-            extras = getattr(package, "EXTRAS", None)
-            if extras is not None:
-                return tuple(extras)
-    return ()
-
-
-def _entry_points():
-    found = importlib.metadata.entry_points()
-    if hasattr(found, "select"):
-        return list(found.select(group=drivers.NAMESPACE))
-    # NOTE: Python < 3.10 returns a dictionary by group.
-    return list(found.get(drivers.NAMESPACE, ()))
 
 
 def driver_class(conf=None, name=None):
@@ -96,12 +53,16 @@ def driver_class(conf=None, name=None):
             on_load_failure_callback=_reraise,
             warn_on_missing_entrypoint=False)
     except stevedore_exc.NoMatches:
+        # NOTE: what is installed is looked up only to word the error.
+        from murano_cidr.drivers import installed
         raise exceptions.DriverNotFound(
-            name=name, available=", ".join(installed_drivers()) or "none")
+            name=name,
+            available=", ".join(installed.names()) or "none")
     except ImportError as e:
+        from murano_cidr.drivers import installed
         raise exceptions.DriverLoadFailed(
             name=name, module=e.name or "?", reason=e,
-            extras=_extras_of(name)) from e
+            extras=installed.extras_of(name)) from e
     return manager.driver
 
 

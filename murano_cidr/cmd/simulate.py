@@ -23,9 +23,9 @@ import logging as std_logging
 import os
 import sys
 
-from murano_cidr import allocator
 from murano_cidr.cmd import common
 from murano_cidr.cmd import tool_options
+from murano_cidr.drivers import installed
 from murano_cidr import exceptions
 from murano_cidr import measuring
 from murano_cidr.measuring import progress
@@ -184,7 +184,7 @@ def build_spec(conf):
         extra["cidr_allocator_database"] = {"connection": args.db_connection}
     if args.coordination_url:
         extra[opts.GROUP] = {"coordination_url": args.coordination_url}
-    return model.Spec(drivers=args.drivers or allocator.installed_drivers(),
+    return model.Spec(drivers=args.drivers or installed.names(),
                       ks=args.ks, trials=args.trials, pool=pool,
                       existing=args.existing, seed=args.seed, config=extra)
 

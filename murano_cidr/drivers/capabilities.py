@@ -55,38 +55,6 @@ class Capability(enum.Enum):
     HOLDS_RELEASED = "holds_released"
 
 
-#: Why a driver lacks a capability, unless it says better itself
-#: (``AllocatorDriver.limitations``).
-DEFAULT_REASONS = {
-    Capability.KEEPS_STATE: "it keeps no state; the subnets Neutron "
-    "reports are the only record of what is allocated",
-    Capability.SHARES_STATE: "it keeps no state; set [cidr_allocator] "
-    "driver to one that does (db) first",
-    Capability.OUTLIVES_PROCESS: "what it allocates is held by the process "
-    "that allocated it, and lost when that process exits",
-    Capability.HOLDS_RESERVATIONS: "it holds no reservations",
-    Capability.PREVENTS_COLLISIONS: "it makes collisions rarer, not "
-    "impossible",
-    Capability.IMPORTS: "it cannot record allocations made elsewhere",
-    Capability.HOLDS_RELEASED: "it forgets a released CIDR at once; only "
-    "the subnets on the router (taken) keep it from being handed out "
-    "again",
-}
-
-#: What a command needing a capability could not do, for the message when
-#: the command does not say.
-DEFAULT_ACTIONS = {
-    Capability.KEEPS_STATE: "remember allocations",
-    Capability.SHARES_STATE: "share its allocations between processes",
-    Capability.OUTLIVES_PROCESS: "keep an allocation after this process "
-    "exits",
-    Capability.HOLDS_RESERVATIONS: "hold reservations",
-    Capability.PREVENTS_COLLISIONS: "prevent collisions",
-    Capability.IMPORTS: "import allocations",
-    Capability.HOLDS_RELEASED: "hold released CIDRs back",
-}
-
-
 def normalise(require):
     """Return ``require`` as a tuple of capabilities, in the order given.
 

@@ -35,6 +35,8 @@ import stevedore
 
 from murano_cidr import allocator
 from murano_cidr import drivers
+from murano_cidr.drivers import capabilities as caps
+from murano_cidr import exceptions
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -98,6 +100,55 @@ class DriverCommands(object):
 
         :param subparsers: the ``argparse`` sub-parsers of the command line.
         """
+
+
+_CAP = caps.Capability
+
+#: Why a driver lacks a capability, unless it says better itself
+#: (``AllocatorDriver.limitations``).
+DEFAULT_REASONS = {
+    _CAP.KEEPS_STATE: "it keeps no state; the subnets Neutron reports are "
+    "the only record of what is allocated",
+    _CAP.SHARES_STATE: "it keeps no state; set [cidr_allocator] driver to "
+    "one that does (db) first",
+    _CAP.OUTLIVES_PROCESS: "what it allocates is held by the process that "
+    "allocated it, and lost when that process exits",
+    _CAP.HOLDS_RESERVATIONS: "it holds no reservations",
+    _CAP.PREVENTS_COLLISIONS: "it makes collisions rarer, not impossible",
+    _CAP.IMPORTS: "it cannot record allocations made elsewhere",
+    _CAP.HOLDS_RELEASED: "it forgets a released CIDR at once; only the "
+    "subnets on the router (taken) keep it from being handed out again",
+}
+
+#: What a command needing a capability could not do, for the message when
+#: the command does not say.
+DEFAULT_ACTIONS = {
+    _CAP.KEEPS_STATE: "remember allocations",
+    _CAP.SHARES_STATE: "share its allocations between processes",
+    _CAP.OUTLIVES_PROCESS: "keep an allocation after this process exits",
+    _CAP.HOLDS_RESERVATIONS: "hold reservations",
+    _CAP.PREVENTS_COLLISIONS: "prevent collisions",
+    _CAP.IMPORTS: "import allocations",
+    _CAP.HOLDS_RELEASED: "hold released CIDRs back",
+}
+
+
+def capability_missing(cls, capability, action=None):
+    """Word the refusal of what needs a capability a driver lacks.
+
+    :param cls: the driver class.
+    :param capability: the
+        :class:`~murano_cidr.drivers.capabilities.Capability` it lacks.
+    :param action: what was asked, e.g. ``"list allocations"``; the
+        capability's own description (:data:`DEFAULT_ACTIONS`) if None.
+    :returns: a :class:`~murano_cidr.exceptions.CapabilityMissing` giving
+        the driver's reason (its ``limitations``), or
+        :data:`DEFAULT_REASONS`'.
+    """
+    return exceptions.CapabilityMissing(
+        driver=cls.name, capability=capability.value,
+        action=action or DEFAULT_ACTIONS[capability],
+        reason=cls.limitations.get(capability, DEFAULT_REASONS[capability]))
 
 
 def driver_classes():

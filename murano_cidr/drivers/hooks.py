@@ -23,7 +23,6 @@ own package and the entry points in ``setup.cfg``.
 """
 
 from murano_cidr.drivers import capabilities as caps
-from murano_cidr import exceptions
 from murano_cidr import opts
 
 
@@ -40,7 +39,7 @@ class DriverHooks(object):
         :class:`~murano_cidr.drivers.capabilities.Capability`.
     :cvar limitations: why the driver lacks a capability, by capability,
         in words for an operator (the defaults of
-        :data:`~murano_cidr.drivers.capabilities.DEFAULT_REASONS` otherwise).
+        :data:`murano_cidr.drivers.commands.DEFAULT_REASONS` otherwise).
     :cvar extras: the names of murano-cidr's extras (``pip install
         murano-cidr[extra]``) that install the client libraries of the
         driver's back ends.
@@ -97,11 +96,8 @@ class DriverHooks(object):
             capability missing, and why the driver lacks it.
         """
         for capability in caps.normalise(require):
-            if capability in cls.capabilities:
-                continue
-            reason = cls.limitations.get(
-                capability, caps.DEFAULT_REASONS[capability])
-            raise exceptions.CapabilityMissing(
-                driver=cls.name, capability=capability.value,
-                action=action or caps.DEFAULT_ACTIONS[capability],
-                reason=reason)
+            if capability not in cls.capabilities:
+                # NOTE: only what a command asks needs a capability; the
+                # words are the commands' module's, never an engine's.
+                from murano_cidr.drivers import commands
+                raise commands.capability_missing(cls, capability, action)

@@ -22,9 +22,9 @@ import typing
 
 from oslo_log import log as logging
 
-from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr.drivers.db import options as db_options
+from murano_cidr.drivers import installed
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import drivers
@@ -90,7 +90,7 @@ class Settings(object):
 
 def _measure(backend, settings, workdir, databases):
     result = drivers.DriverResult(backend.name, backend.driver)
-    if backend.driver not in allocator.installed_drivers():
+    if backend.driver not in installed.names():
         result.skipped = "the %s driver is not installed" % backend.driver
         return result
     state_path = os.path.join(workdir, backend.name)

@@ -53,6 +53,7 @@ from oslo_log import log as logging
 from murano_cidr import allocator
 from murano_cidr import confutils
 from murano_cidr.drivers import commands as driver_commands
+from murano_cidr.drivers import installed
 from murano_cidr import exceptions
 from murano_cidr.measuring import cleanup
 from murano_cidr.measuring import progress as progress_mod
@@ -148,11 +149,11 @@ class Runner(object):
         if spec.trials < 1:
             raise exceptions.InvalidArgument(
                 name="trials", value=spec.trials, reason="must be positive")
-        installed = allocator.installed_drivers()
+        names = installed.names()
         for name in spec.drivers:
-            if name not in installed:
+            if name not in names:
                 raise exceptions.DriverNotFound(
-                    name=name, available=", ".join(installed))
+                    name=name, available=", ".join(names))
         size = self._pool().size
         if not 0 <= spec.existing < size:
             raise exceptions.InvalidArgument(

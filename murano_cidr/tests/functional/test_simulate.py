@@ -26,8 +26,8 @@ import contextlib
 import io
 import json
 
-from murano_cidr import allocator
 from murano_cidr.cmd import cli
+from murano_cidr.drivers import installed
 from murano_cidr.measuring.simulate import stats
 from murano_cidr.tests import base
 
@@ -48,9 +48,9 @@ class TestSimulate(base.TestCase):
         self.assertGreaterEqual(TRIALS, stats.trials_for_certainty(
             stats.birthday_bound(K, SLOTS), 1e-9))
         drivers = ["legacy", "lock", "db"]
-        installed = allocator.installed_drivers()
+        names = installed.names()
         for name in drivers:
-            self.assertIn(name, installed)
+            self.assertIn(name, names)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = cli.main(["simulate", "--drivers", ",".join(drivers),

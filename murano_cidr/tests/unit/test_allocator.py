@@ -13,6 +13,7 @@
 import fixtures
 
 from murano_cidr import allocator
+from murano_cidr.drivers import installed
 from murano_cidr.drivers import legacy
 from murano_cidr.drivers import random as random_driver
 from murano_cidr import exceptions
@@ -81,7 +82,7 @@ class TestGetAllocator(base.TestCase):
         self.assertIn("'pip install murano-cidr[redis]'", str(e))
 
     def test_installed_drivers(self):
-        names = allocator.installed_drivers()
+        names = installed.names()
         self.assertIn("random", names)
         self.assertIn("legacy", names)
         self.assertEqual(sorted(names), names)

@@ -82,6 +82,7 @@ LINE_BUDGET = {"db": 5480, "lock": 5000, "random": 5000, "legacy": 5000}
 NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",
          "murano_cidr.confutils", "murano_cidr.overlaps",
          "murano_cidr.drivers.commands", "murano_cidr.drivers.records",
+         "murano_cidr.drivers.installed",
          "murano_cidr.drivers.db.commands",
          "murano_cidr.drivers.db.importing", "murano_cidr.drivers.db.manage",
          "murano_cidr.drivers.db.records",

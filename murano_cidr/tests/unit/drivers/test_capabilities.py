@@ -19,6 +19,7 @@ import fixtures
 from murano_cidr import allocator
 from murano_cidr.drivers import base as driver_base
 from murano_cidr.drivers import capabilities
+from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.lock import driver as lock_driver
@@ -80,8 +81,8 @@ class TestCapabilities(base.TestCase):
 
     def test_every_capability_has_a_reason_and_an_action(self):
         for capability in Capability:
-            self.assertIn(capability, capabilities.DEFAULT_REASONS)
-            self.assertIn(capability, capabilities.DEFAULT_ACTIONS)
+            self.assertIn(capability, commands.DEFAULT_REASONS)
+            self.assertIn(capability, commands.DEFAULT_ACTIONS)
 
 
 class TestImportCycle(base.TestCase):

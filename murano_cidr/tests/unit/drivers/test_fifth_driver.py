@@ -37,6 +37,7 @@ from murano_cidr.cmd import cli
 from murano_cidr.cmd import status
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers import commands
+from murano_cidr.drivers import installed
 from murano_cidr.drivers import stateless
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
@@ -122,7 +123,7 @@ class ToyTestCase(base.TestCase):
 class TestToyDriver(ToyTestCase):
 
     def test_it_is_installed(self):
-        self.assertIn("toy", allocator.installed_drivers())
+        self.assertIn("toy", installed.names())
         self.config(driver="toy")
         self.config_fixture.config(group=TOY_GROUP, start=2)
         driver = allocator.get_allocator(self.conf)
