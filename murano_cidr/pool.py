@@ -335,14 +335,8 @@ def pools_from_conf(conf):
         prefixlen = group.subnet_prefixlen
         prefixlen_option = "subnet_prefixlen"
         if prefixlen is None:
-            if (isinstance(group.max_hosts, bool)
-                    or not isinstance(group.max_hosts, int)
-                    or group.max_hosts < 1):
-                raise exceptions.InvalidConfig(
-                    option="max_hosts",
-                    reason="must be a positive integer, got %r"
-                    % (group.max_hosts,))
-            prefixlen = 32 - bits_for(group.max_hosts)
+            prefixlen = 32 - bits_for(_positive_int(group.max_hosts,
+                                                    "max_hosts"))
             prefixlen_option = "max_hosts"
         pools[4] = Pool.from_cidrs(
             group.pool_cidrs, prefixlen, "pool_cidrs", prefixlen_option,
