@@ -59,22 +59,6 @@ from murano_cidr.integration import neutron
 LOG = logging.getLogger(__name__)
 
 
-def register_opts(conf=None):
-    """Register murano-cidr's options on the engine's configuration.
-
-    The allocator registers them itself when it is built; call this first
-    to set them from code, as a test of the engine does with
-    ``override_config``.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`; the global
-        :data:`oslo_config.cfg.CONF` if None.
-    """
-    # NOTE: every installed driver's options are the commands' to find;
-    # an engine, which builds its driver, never calls this.
-    from murano_cidr.drivers import commands
-    commands.register_opts(cfg.CONF if conf is None else conf)
-
-
 class NetworkCidrAllocator(object):
     """The allocator as the Murano engine uses it.
 

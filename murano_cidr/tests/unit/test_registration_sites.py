@@ -49,7 +49,6 @@ SITES = frozenset({
     # Every installed driver's, for programs that build none.
     ("murano_cidr.confutils", "load"),
     ("murano_cidr.confutils", "make_conf"),
-    ("murano_cidr.integration.murano", "register_opts"),
     ("murano_cidr.integration.plugin", "_install"),
     # The console scripts: theirs (logging, command line) and everyone's.
     ("murano_cidr.cmd.common", "register_logging"),

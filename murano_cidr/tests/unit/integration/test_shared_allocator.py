@@ -14,6 +14,7 @@
 
 from oslo_config import cfg
 
+from murano_cidr.drivers import commands
 from murano_cidr.integration import murano
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.integration import test_murano as fakes
@@ -52,8 +53,8 @@ class TestSharedAllocator(base.TestCase):
         conf = cfg.ConfigOpts()
         self.assertRaises(cfg.NoSuchGroupError, conf.set_override, "driver",
                           "legacy", group="cidr_allocator")
-        murano.register_opts(conf)
-        murano.register_opts(conf)
+        commands.register_opts(conf)
+        commands.register_opts(conf)
         conf.set_override("driver", "legacy", group="cidr_allocator")
         self.assertEqual("legacy",
                          murano.NetworkCidrAllocator(conf).driver.name)
