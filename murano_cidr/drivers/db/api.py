@@ -24,7 +24,6 @@ which retry lost races, deadlocks and dropped connections with
 import contextlib
 import functools
 import os
-import sys
 import threading
 import time
 import warnings
@@ -37,7 +36,6 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_writer
@@ -174,58 +172,19 @@ class Database(object):
 
     @contextlib.contextmanager
     def translate_errors(self):
-        """Turn database errors raised in the block into ours."""
+        """Turn database errors raised in the block into ours.
+
+        The error is worded by
+        :func:`murano_cidr.drivers.db.misconfigured.translate`, imported
+        only when a call fails.
+        """
         try:
             yield
         except exceptions.MuranoCidrException:
             raise
-        except ImportError as e:
-            raise exceptions.InvalidConfig(
-                group=db_options.GROUP, option="connection",
-                reason="the Python driver for %s is not installed (%s); "
-                "install %s" % (self.safe_url, e, " or ".join(
-                    "murano-cidr[%s]" % extra for extra in db_package.EXTRAS)))
-        except (db_exc.DBDeadlock, db_exc.DBDuplicateEntry) as e:
-            raise self.unavailable(
-                "still conflicting with concurrent allocators after %d "
-                "retries or %d s ([%s] db_max_retries, call_timeout) (%s)"
-                % (self.max_retries, self.call_timeout, db_options.GROUP,
-                   messages.one_line(e)))
-        except db_exc.DBNonExistentDatabase as e:
-            raise self.unavailable("the database does not exist (%s)"
-                                   % messages.one_line(e))
-        except db_exc.DBNonExistentTable as e:
-            raise exceptions.DatabaseNotSynced(
-                url=self.safe_url, reason="table %s is missing" % e.table)
-        except db_exc.DBConnectionError as e:
-            raise self.unavailable(
-                "cannot connect (%s)" % messages.one_line(e))
-        except (db_exc.DBError, sa_exc.SQLAlchemyError) as e:
-            if connection.connection_failed(e):
-                raise self.unavailable(
-                    "cannot connect (%s)" % messages.one_line(e))
-            if connection.sqlite_busy(e):
-                raise self.unavailable("another process kept the SQLite "
-                                       "file locked past call_timeout")
-            raise self.unavailable("%s: %s" % (type(e).__name__,
-                                               messages.one_line(e)))
-
-    def unavailable(self, reason):
-        """Return a :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
-
-        Called while the error is handled: an SQLite file that cannot be
-        written (a read-only or full file system) gets the error that names
-        the cause (:mod:`~murano_cidr.drivers.db.misconfigured`: imported
-        only when a call fails, as here, since a call that succeeds never
-        runs it).
-        """
-        from murano_cidr.drivers.db import misconfigured
-        fault = misconfigured.diagnose(self.url, self.safe_url,
-                                       sys.exc_info()[1], self._directory)
-        if fault is not None:
-            return fault
-        return exceptions.DatabaseUnavailable(url=self.safe_url,
-                                              reason=reason)
+        except (ImportError, db_exc.DBError, sa_exc.SQLAlchemyError) as e:
+            from murano_cidr.drivers.db import misconfigured
+            raise misconfigured.translate(self, e)
 
     def wait_for_connection(self, deadline=None):
         """Make the process's first connection, waiting for the database.
@@ -280,12 +239,13 @@ class Database(object):
             except (db_exc.DBError, sa_exc.DBAPIError) as e:
                 if not connection.connection_failed(e):
                     raise
-                raise self.unavailable(
-                    "cannot connect, %d attempts %d s apart within %d s "
-                    "([%s] max_retries, retry_interval, call_timeout) (%s)"
-                    % (len(failures), self.connect_interval,
-                       self.call_timeout, db_options.GROUP,
-                       messages.one_line(e)))
+                from murano_cidr.drivers.db import misconfigured
+                raise misconfigured.unavailable(
+                    self, e, "cannot connect, %d attempts %d s apart within "
+                    "%d s ([%s] max_retries, retry_interval, call_timeout) "
+                    "(%s)" % (len(failures), self.connect_interval,
+                              self.call_timeout, db_options.GROUP,
+                              messages.one_line(e)))
         self._connected = True
 
     # -- schema --------------------------------------------------------------

@@ -10,20 +10,25 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""A database the configuration names wrongly, told apart from one down.
+"""The error of a failed call, and a misconfigured database told apart.
 
 A refused password, an unknown database or a missing SQLite directory is
 the configuration's fault (InvalidConfig), not an unreachable database.
+Imported only when a call fails: a call that succeeds never words an
+error (:meth:`murano_cidr.drivers.db.api.Database.translate_errors`).
 """
 
 import os
 
 from oslo_db import exception as db_exc
 
+from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_faults
 from murano_cidr import exceptions
+from murano_cidr import messages
+
 
 #: MySQL/MariaDB server errors that name the configuration's fault.
 MYSQL_CODES = {
@@ -128,3 +133,62 @@ def missing_sqlite_file(safe_url, path, creatable):
         return invalid_url(safe_url, "the directory %s does not exist"
                            % directory)
     return None
+
+
+def translate(database, error):
+    """Return our error for a database error a call raised.
+
+    :param database: the :class:`~murano_cidr.drivers.db.api.Database`.
+    :param error: an :class:`ImportError` (the database's Python driver is
+        missing), an oslo.db or an SQLAlchemy error.
+    :returns: an error of :mod:`~murano_cidr.exceptions`.
+    """
+    if isinstance(error, ImportError):
+        return exceptions.InvalidConfig(
+            group=db_options.GROUP, option="connection",
+            reason="the Python driver for %s is not installed (%s); "
+            "install %s" % (database.safe_url, error, " or ".join(
+                "murano-cidr[%s]" % extra for extra in db_package.EXTRAS)))
+    if isinstance(error, db_exc.DBNonExistentTable):
+        return exceptions.DatabaseNotSynced(
+            url=database.safe_url, reason="table %s is missing" % error.table)
+    if isinstance(error, (db_exc.DBDeadlock, db_exc.DBDuplicateEntry)):
+        why = ("still conflicting with concurrent allocators after %d "
+               "retries or %d s ([%s] db_max_retries, call_timeout)"
+               % (database.max_retries, database.call_timeout,
+                  db_options.GROUP))
+    elif isinstance(error, db_exc.DBNonExistentDatabase):
+        why = "the database does not exist"
+    elif (isinstance(error, db_exc.DBConnectionError)
+          or connection.connection_failed(error)):
+        why = "cannot connect"
+    elif connection.sqlite_busy(error):
+        return unavailable(database, error, "another process kept the "
+                           "SQLite file locked past call_timeout")
+    else:
+        why = type(error).__name__
+        return unavailable(database, error, "%s: %s"
+                           % (why, messages.one_line(error)))
+    return unavailable(database, error, "%s (%s)"
+                       % (why, messages.one_line(error)))
+
+
+def unavailable(database, error, reason):
+    """Return the error of a database a call could not use.
+
+    An SQLite file that cannot be written (a read-only or full file
+    system) or a URL that names the wrong thing gets the error that names
+    the cause (:func:`diagnose`); anything else a
+    :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
+
+    :param database: the :class:`~murano_cidr.drivers.db.api.Database`.
+    :param error: the error the call raised.
+    :param reason: why it is unavailable, for the message.
+    :returns: an error of :mod:`~murano_cidr.exceptions`.
+    """
+    fault = diagnose(database.url, database.safe_url, error,
+                     database._directory)
+    if fault is not None:
+        return fault
+    return exceptions.DatabaseUnavailable(url=database.safe_url,
+                                          reason=reason)
