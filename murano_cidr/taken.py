@@ -85,27 +85,6 @@ def clear_parse_cache():
     _cached_interval.cache_clear()
 
 
-def interval_of(value, name="taken"):
-    """Return ``(version, first, last)`` of a CIDR string or network.
-
-    Strings are parsed with netaddr once and remembered (see
-    :data:`PARSE_CACHE_SIZE`).
-
-    :param value: a CIDR string or a :class:`netaddr.IPNetwork`.
-    :param name: what the value is, for the error message.
-    :raises murano_cidr.exceptions.InvalidCidr: if the value is not a CIDR.
-    """
-    if isinstance(value, str):
-        try:
-            version, (first, last) = _cached_interval(value)
-        except exceptions.InvalidCidr:
-            parse_cidr(value, name)
-            raise
-        return version, first, last
-    net = parse_cidr(value, name)
-    return net.version, net.first, net.last
-
-
 def _merge(intervals):
     # Sorting on the first address alone is enough to merge, and much
     # cheaper than comparing pairs.
@@ -186,8 +165,8 @@ class TakenSet(object):
                     parse_cidr(item, name)
                     raise
             else:
-                item_version, first, last = interval_of(item, name)
-                pair = (first, last)
+                net = parse_cidr(item, name)
+                item_version, pair = net.version, (net.first, net.last)
             if item_version == version:
                 append(pair)
         return cls(version, intervals, len(intervals))
