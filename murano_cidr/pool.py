@@ -40,7 +40,8 @@ MAX_POOL_SIZE = 2 ** 24
 #: Host bits a subnet must keep: room for a gateway and at least one host.
 MIN_HOST_BITS = 2
 
-_WIDTH = {4: 32, 6: 128}
+#: The bits of an address, by IP version.
+WIDTH = {4: 32, 6: 128}
 
 
 def bits_for(count):
@@ -74,7 +75,7 @@ class Pool(object):
         self.networks = tuple(networks)
         self.version = self.networks[0].version
         self.prefixlen = prefixlen
-        width = _WIDTH[self.version]
+        width = WIDTH[self.version]
         self._step = 2 ** (width - prefixlen)
         self._firsts = []
         self._offsets = []
@@ -156,6 +157,9 @@ class Pool(object):
                    prefixlen_option="subnet_prefixlen", version=None):
         """Build a pool from explicit parent networks.
 
+        The checks live in :mod:`murano_cidr.pool_cidrs`, loaded only by
+        the processes that configure such a pool.
+
         :param cidrs: CIDR strings (or :class:`netaddr.IPNetwork`), in
             candidate order; they must not overlap each other.
         :param prefixlen: the prefix length of every candidate subnet.
@@ -166,73 +170,11 @@ class Pool(object):
         :raises murano_cidr.exceptions.InvalidConfig: naming the option at
             fault (see also :func:`murano_cidr.special_ranges.refuse`).
         """
-        if isinstance(cidrs, str):
-            cidrs = cidrs.split(",")
-        cidrs = [c for c in cidrs
-                 if not (isinstance(c, str) and not c.strip())]
-        if not cidrs:
-            raise exceptions.InvalidConfig(option=cidrs_option,
-                                           reason="is empty")
-        networks = []
-        for value in cidrs:
-            try:
-                if isinstance(value, netaddr.IPNetwork):
-                    net = value
-                else:
-                    net = netaddr.IPNetwork(str(value).strip())
-            except (netaddr.AddrFormatError, ValueError, TypeError):
-                raise exceptions.InvalidConfig(
-                    option=cidrs_option,
-                    reason="%r is not a CIDR" % (value,))
-            if net.ip != net.network:
-                raise exceptions.InvalidConfig(
-                    option=cidrs_option,
-                    reason="%s has host bits set; did you mean %s?"
-                    % (net, net.cidr))
-            networks.append(net.cidr)
-        versions = sorted({n.version for n in networks})
-        if len(versions) > 1:
-            raise exceptions.InvalidConfig(
-                option=cidrs_option,
-                reason="mixes IPv4 and IPv6 networks (%s); one pool holds one "
-                "IP version" % ", ".join(str(n) for n in networks))
-        pool_version = versions[0]
-        if version is not None and pool_version != version:
-            raise exceptions.InvalidConfig(
-                option=cidrs_option,
-                reason="holds IPv%d networks where IPv%d ones are expected"
-                % (pool_version, version))
-        width = _WIDTH[pool_version]
-        if (isinstance(prefixlen, bool) or not isinstance(prefixlen, int)):
-            raise exceptions.InvalidConfig(
-                option=prefixlen_option,
-                reason="must be an integer, got %r" % (prefixlen,))
-        if prefixlen > width - MIN_HOST_BITS:
-            raise exceptions.InvalidConfig(
-                option=prefixlen_option,
-                reason="/%d subnets leave no room for a gateway and hosts; "
-                "use at most /%d" % (prefixlen, width - MIN_HOST_BITS))
-        for net in networks:
-            if prefixlen < net.prefixlen:
-                raise exceptions.InvalidConfig(
-                    option=prefixlen_option,
-                    reason="/%d subnets do not fit in %s from %s"
-                    % (prefixlen, net, cidrs_option))
-        ordered = sorted(networks, key=lambda n: n.first)
-        for a, b in zip(ordered, ordered[1:]):
-            if b.first <= a.last:
-                raise exceptions.InvalidConfig(
-                    option=cidrs_option,
-                    reason="%s and %s overlap" % (a, b))
-        size = sum(2 ** (prefixlen - n.prefixlen) for n in networks)
-        if size > MAX_POOL_SIZE:
-            raise exceptions.InvalidConfig(
-                option=prefixlen_option,
-                reason="/%d subnets of %s make a pool of %d, beyond the limit "
-                "of %d" % (prefixlen, ", ".join(str(n) for n in networks),
-                           size, MAX_POOL_SIZE))
-        special_ranges.refuse(networks, cidrs_option)
-        return cls(networks, prefixlen)
+        from murano_cidr import pool_cidrs
+        limits = (WIDTH, MIN_HOST_BITS, MAX_POOL_SIZE)
+        return cls(pool_cidrs.networks(cidrs, prefixlen, cidrs_option,
+                                       prefixlen_option, version, limits),
+                   prefixlen)
 
     # -- the sequence of candidates ----------------------------------------
 
