@@ -216,7 +216,7 @@ def do_import(conf):
             rows = importing.read_file(args.file, driver.pools,
                                        args.input_format, progress=bar)
         with rows:
-            importing.plan(rows, driver.list())
+            importing.plan(rows, driver.live_allocations())
             counts = importing.count(rows)
             blocked = counts[importing.INVALID] or counts[importing.CONFLICT]
             if not args.dry_run and (args.continue_on_error or not blocked):

@@ -208,6 +208,10 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         """Read the store's clock: :func:`.records.now`."""
         return self._records().now(self)
 
+    def live_allocations(self):
+        """Every live allocation: :func:`.records.live_allocations`."""
+        return self._records().live_allocations(self)
+
     def list_released(self, scope=None):
         """What is held back: :func:`.records.list_released`."""
         return self._records().list_released(self, scope)

@@ -41,6 +41,21 @@ def now(driver):
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+def live_allocations(driver):
+    """Return every live allocation, for ``import`` to compare a file with.
+
+    A driver whose store can be read in pages reads it so, holding one
+    page in memory rather than every allocation (``db``); this version
+    returns the driver's ``list()``.
+
+    :returns: an iterable of :class:`~murano_cidr.allocation.Allocation`,
+        in no particular order, read once.
+    :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
+        state.
+    """
+    return driver.list()
+
+
 def list_released(driver, scope=None):
     """Return the released CIDRs the driver still holds back.
 

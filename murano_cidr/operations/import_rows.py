@@ -243,6 +243,38 @@ class Rows(object):
             "SELECT status, COUNT(*) FROM row GROUP BY status"))
         return counts
 
+    def compare_live(self, existing):
+        """Mark the new rows a live allocation already records or forbids.
+
+        The live allocations are copied into the file's database as they
+        are read, so memory holds one batch of them, and each row is
+        compared by an index lookup: a row whose owner holds the same CIDR
+        in the same scope becomes :data:`PRESENT`; one whose owner holds
+        something else, or whose CIDR overlaps a live allocation of its
+        scope, :data:`CONFLICT`.
+
+        :param existing: an iterable of the live
+            :class:`~murano_cidr.allocation.Allocation` objects.
+        """
+        self._flush()
+        self._db.execute(
+            "CREATE TABLE live (owner TEXT, cidr TEXT, scope TEXT, "
+            "ip_version INTEGER, first TEXT, last TEXT)")
+        existing = iter(existing)
+        while True:
+            batch = [_live(a) for a in itertools.islice(existing, BATCH)]
+            if not batch:
+                break
+            with self._db:
+                self._db.executemany(
+                    "INSERT INTO live VALUES (?, ?, ?, ?, ?, ?)", batch)
+        with self._db:
+            self._db.execute("CREATE INDEX live_owner ON live (owner)")
+            self._db.execute("CREATE INDEX live_range ON live "
+                             "(scope, ip_version, first)")
+            for statement in _COMPARE:
+                self._db.execute(statement)
+
     def check_duplicates(self):
         """Refuse a new row whose owner, or CIDR in its scope, came before.
 
@@ -282,3 +314,32 @@ class Rows(object):
 
 def _extent(record):
     return (record[4], record[5], int(record[6], 16), int(record[7], 16))
+
+
+def _live(allocation):
+    net = netaddr.IPNetwork(allocation.cidr)
+    return (allocation.owner, allocation.cidr, allocation.scope,
+            allocation.ip_version, _key(net.first), _key(net.last))
+
+
+#: The live allocation of a row's scope that starts last at or before the
+#: row's end: live allocations of a scope never overlap, so it is the only
+#: one that may overlap the row.
+_BEFORE = ("FROM live AS l WHERE l.scope = row.scope AND l.ip_version = "
+           "row.ip_version AND l.first <= row.last ORDER BY l.first DESC "
+           "LIMIT 1")
+_HELD = "FROM live AS l WHERE l.owner = row.owner"
+#: :meth:`Rows.compare_live`, in this order.
+_COMPARE = (
+    "UPDATE row SET status = '%s', reason = 'already recorded' "
+    "WHERE status = '%s' AND EXISTS (SELECT 1 %s AND l.cidr = row.cidr "
+    "AND l.scope IS row.scope)" % (PRESENT, NEW, _HELD),
+    "UPDATE row SET status = '%s', reason = 'owner ' || owner || "
+    "' already holds ' || (SELECT l.cidr %s) || ' in scope ' || "
+    "(SELECT COALESCE(l.scope, '-') %s) WHERE status = '%s' AND "
+    "EXISTS (SELECT 1 %s)" % (CONFLICT, _HELD, _HELD, NEW, _HELD),
+    "UPDATE row SET status = '%s', reason = (SELECT 'overlaps ' || l.cidr "
+    "|| ' held by owner ' || l.owner || ' in scope ' || row.scope %s) "
+    "WHERE status = '%s' AND scope IS NOT NULL AND (SELECT l.last %s) >= "
+    "first" % (CONFLICT, _BEFORE, NEW, _BEFORE),
+)

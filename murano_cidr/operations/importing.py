@@ -33,9 +33,6 @@ list --format json``, and the accepted column aliases) are described in
 ``doc/source/admin/operations.rst``.
 """
 
-import bisect
-import collections
-
 import netaddr
 from oslo_log import log as logging
 
@@ -240,32 +237,6 @@ def read_file(path, pools, fmt=None, progress=None):
     return rows
 
 
-class _ScopeIndex(object):
-    """Live allocations of one scope and IP version, sorted by address.
-
-    Live allocations of a scope never overlap each other, so the one that
-    starts last at or before an address range is the only one that can
-    overlap it.
-    """
-
-    def __init__(self):
-        self._firsts = []
-        self._entries = []
-
-    def add(self, net, allocation):
-        self._entries.append((net.first, net, allocation))
-
-    def freeze(self):
-        self._entries.sort(key=lambda e: e[0])
-        self._firsts = [e[0] for e in self._entries]
-
-    def overlapping(self, net):
-        i = bisect.bisect_right(self._firsts, net.last) - 1
-        if i >= 0 and self._entries[i][1].last >= net.first:
-            return self._entries[i][2]
-        return None
-
-
 def plan(rows, existing):
     """Compare valid rows with the driver's live allocations.
 
@@ -277,43 +248,13 @@ def plan(rows, existing):
 
     :param rows: the :class:`Rows` from :func:`read_file`, updated in
         place.
-    :param existing: the driver's live allocations (``driver.list()``).
+    :param existing: the driver's live allocations, an iterable read once
+        (``driver.live_allocations()``); they are kept on disk beside the
+        rows, not in memory.
     :returns: ``rows``.
     """
-    by_owner = {a.owner: a for a in existing}
-    if not by_owner:
-        return rows
-    indexes = collections.defaultdict(_ScopeIndex)
-    for a in existing:
-        if a.scope is not None:
-            indexes[(a.scope, a.ip_version)].add(netaddr.IPNetwork(a.cidr), a)
-    for index in indexes.values():
-        index.freeze()
-    rows.mark(change for change in (
-        _compare(row, by_owner, indexes) for row in rows.select(NEW))
-        if change is not None)
+    rows.compare_live(existing)
     return rows
-
-
-def _compare(row, by_owner, indexes):
-    """Return ``(number, status, reason)`` for a row that is not new."""
-    new = row.allocation
-    held = by_owner.get(new.owner)
-    if held is not None:
-        if held.cidr == new.cidr and held.scope == new.scope:
-            return row.number, PRESENT, "already recorded"
-        return row.number, CONFLICT, (
-            "owner %s already holds %s in scope %s"
-            % (new.owner, held.cidr, held.scope or "-"))
-    if new.scope is None:
-        return None
-    index = indexes.get((new.scope, new.ip_version))
-    other = index.overlapping(netaddr.IPNetwork(new.cidr)) if index else None
-    if other is not None:
-        return row.number, CONFLICT, (
-            "overlaps %s held by owner %s in scope %s"
-            % (other.cidr, other.owner, new.scope))
-    return None
 
 
 def count(rows):

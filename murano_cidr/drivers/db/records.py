@@ -62,6 +62,38 @@ def live(database, scope=None):
     return [models.to_allocation(r) for r in rows]
 
 
+#: Rows :func:`live_allocations` reads at once.
+PAGE = 10000
+
+
+def _page(conn, after):
+    return conn.execute(
+        _select(ALLOCATIONS.c.id)
+        .where(ALLOCATIONS.c.released_at.is_(None),
+               ALLOCATIONS.c.id > after)
+        .order_by(ALLOCATIONS.c.id).limit(PAGE)).fetchall()
+
+
+def live_allocations(driver):
+    """Yield every live allocation, reading :data:`PAGE` rows at a time.
+
+    See :func:`murano_cidr.drivers.records.live_allocations`. Each page
+    is a read of its own: an allocation made or released meanwhile may be
+    seen or not, as with any read before a write.
+
+    :returns: an iterator of :class:`~murano_cidr.allocation.Allocation`,
+        in the order they were made.
+    """
+    after = 0
+    while True:
+        rows = driver.database.read(_page, after)
+        if not rows:
+            return
+        after = rows[-1].id
+        for row in rows:
+            yield models.to_allocation(row)
+
+
 def list_released(driver, scope=None):
     """Return the released allocations still held back, of one scope or all.
 

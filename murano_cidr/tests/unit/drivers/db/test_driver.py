@@ -395,6 +395,17 @@ class TestAllocate(base.DbTestCase):
         self.assertEqual((3, 3, 1), (usage["allocations"],
                                      usage["allocated"], usage["free"]))
 
+    def test_live_allocations_are_read_page_by_page(self):
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.db.records.PAGE", 2))
+        for n in range(5):
+            self.driver.allocate("net-%d" % n, scope="r%d" % (n % 2))
+        self.driver.release("net-1")
+        live = self.driver.live_allocations()
+        self.assertEqual("net-0", next(live).owner)
+        self.assertEqual(["net-2", "net-3", "net-4"],
+                         [a.owner for a in live])
+
     def test_list_is_sorted(self):
         self.driver.allocate("b", scope="r2")
         self.driver.allocate("a", scope="r1")
