@@ -285,7 +285,8 @@ class Rows(object):
         """
         self._flush()
         self._db.execute("CREATE INDEX row_owner ON row (owner, n)")
-        self.mark(self._repeated_owners())
+        with self._db:
+            self._db.execute(_REPEATED)
         found = []
         records = self._db.execute(
             "SELECT n, place, owner, cidr, scope, ip_version, first, last "
@@ -300,16 +301,17 @@ class Rows(object):
                                  record[4])))
         self.mark(found)
 
-    def _repeated_owners(self):
-        records = self._db.execute(
-            "SELECT r.n, r.owner, f.place FROM row AS r JOIN "
-            "(SELECT owner, MIN(n) AS n FROM row WHERE status = ? "
-            "GROUP BY owner HAVING COUNT(*) > 1) AS d "
-            "ON r.owner = d.owner AND r.n > d.n "
-            "JOIN row AS f ON f.n = d.n WHERE r.status = ?",
-            (NEW, NEW)).fetchall()
-        return [(n, INVALID, "owner %s appears again (first at %s)"
-                 % (owner, place)) for n, owner, place in records]
+
+#: The first new row of an owner; its first row is never marked, so
+#: rows marked meanwhile do not change it.
+_FIRST = ("FROM row AS f WHERE f.owner = row.owner AND f.status = '%s' "
+          "ORDER BY f.n LIMIT 1" % NEW)
+#: :meth:`Rows.check_duplicates`: the second and later rows of an owner.
+_REPEATED = (
+    "UPDATE row SET status = '%s', reason = 'owner ' || owner || "
+    "' appears again (first at ' || (SELECT f.place %s) || ')' "
+    "WHERE status = '%s' AND n > (SELECT f.n %s)"
+    % (INVALID, _FIRST, NEW, _FIRST))
 
 
 def _extent(record):
