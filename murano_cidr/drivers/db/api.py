@@ -98,6 +98,9 @@ class Database(object):
         self._schema_check = schema_check
         self._synced, self._connected = schema_check is None, False
         self._sync_lock = threading.Lock()
+        self._writer = sqlite_writer.Writer(
+            self.url, self.safe_url, self.call_timeout
+        ) if self.backend == "sqlite" else None
         self._manager = enginefacade.transaction_context()
         settings = connection.facade_settings(group, url)
         with warnings.catch_warnings():
@@ -298,8 +301,10 @@ class Database(object):
         most ``[cidr_allocator_database] db_max_retries`` times, with a
         growing, randomised pause.
 
-        On SQLite, the write transactions of one process take turns (see
-        :meth:`_one_writer`).
+        On SQLite, the write transactions of one process take turns, on
+        one connection kept open (see
+        :class:`~murano_cidr.drivers.db.sqlite_writer.Writer`); other
+        databases' writers wait for each other in the server.
 
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries
@@ -307,21 +312,13 @@ class Database(object):
         :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
             not been run.
         """
-        return self._transaction(self._manager.writer, func, args, kwargs,
-                                 self._one_writer)
-
-    def _one_writer(self):
-        """Return what a write transaction holds while it runs.
-
-        On SQLite, this process's turn to write the file (see
-        :mod:`~murano_cidr.drivers.db.sqlite_writer`); other databases get
-        a no-op, their writers waiting for each other in the server.
-
-        :returns: a context manager.
-        """
-        if self.backend != "sqlite":
-            return contextlib.nullcontext()
-        return sqlite_writer.turn(self.url, self.safe_url, self.call_timeout)
+        if self._writer is not None:
+            return self._transaction(
+                lambda: self._writer.transaction(self.engine), func, args,
+                kwargs)
+        return self._transaction(
+            lambda: self._manager.writer.connection.using(_Context()), func,
+            args, kwargs)
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
@@ -334,19 +331,20 @@ class Database(object):
         :raises murano_cidr.exceptions.DatabaseNotSynced: if ``db sync`` has
             not been run.
         """
-        return self._transaction(self._manager.reader, func, args, kwargs,
-                                 contextlib.nullcontext)
+        return self._transaction(
+            lambda: self._manager.reader.connection.using(_Context()), func,
+            args, kwargs)
 
-    def _transaction(self, side, func, args, kwargs, guard):
+    def _transaction(self, begin, func, args, kwargs):
         # One deadline for the whole call, the first connection included.
         deadline = self._deadline()
         self.ensure_synced(deadline)
         self.wait_for_connection(deadline)
 
         def attempt(connected):
-            # NOTE: taken again on every attempt, so a retry's pause does
-            # not hold it.
-            with guard(), side.connection.using(_Context()) as conn:
+            # NOTE: begun again on every attempt, so a retry's pause does
+            # not hold SQLite's turn.
+            with begin() as conn:
                 connected(True)
                 return func(conn, *args, **kwargs)
 
@@ -355,4 +353,6 @@ class Database(object):
 
     def close(self):
         """Close the pooled connections (the engine stays usable)."""
+        if self._writer is not None:
+            self._writer.close()
         self._manager.dispose_pool()

@@ -56,7 +56,8 @@ def connect_url(url, connection_parameters, group):
 
     A database on a server gets the defaults that bound its network waits
     (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it only); an
-    SQLite file gets the URL's query and ``connection_parameters`` alone.
+    SQLite file gets the URL's query, ``connection_parameters`` and
+    ``check_same_thread=false``.
 
     :param url: the configured URL (a string).
     :param connection_parameters: ``param1=value1&param2=value2``, or
@@ -71,10 +72,9 @@ def connect_url(url, connection_parameters, group):
     if parsed.get_backend_name() != "sqlite":
         from murano_cidr.drivers.db import timeouts
         return timeouts.client_wait(timeouts.merged_url(url, given, group))
-    if not given:
-        return url, None
-    query = dict(parsed.query)
-    query.update(given)
+    # One connection serves this process's writers, one at a time, from
+    # any thread (sqlite_writer); SQLAlchemy 1.4 would not allow it.
+    query = {**parsed.query, **given, "check_same_thread": "false"}
     return parsed.set(query=query).render_as_string(hide_password=False), None
 
 
@@ -292,7 +292,8 @@ def read_committed(engine):
     sa.event.listen(engine, "connect", on_connect)
 
 
-def _yield_if_green(dbapi_connection, connection_record):
+def yield_if_green(*args):
+    """Yield to other green threads, in a process eventlet patched only."""
     # NOTE: eventlet is never imported here; a process it has not
     # monkey-patched has no green thread to yield to.
     eventlet = sys.modules.get("eventlet")
@@ -307,13 +308,14 @@ def fewer_round_trips(engine):
 
     NOTE: oslo.db's pool pings at checkout, rolls back at check-in and
     gives an SQLite file no pool; changing that would need the pool's
-    private attributes, so the driver pays those round trips. Upstream
-    would need ``pool_pre_ping``, ``pool_reset_on_return`` and the SQLite
-    pool class as settings of ``enginefacade.configure``.
+    private attributes, so the driver pays those round trips (SQLite's
+    writers keep a connection: ``sqlite_writer``). Upstream would need
+    ``pool_pre_ping``, ``pool_reset_on_return`` and the SQLite pool class
+    as settings of ``enginefacade.configure``.
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
-    sa.event.listen(engine, "checkin", _yield_if_green)
+    sa.event.listen(engine, "checkin", yield_if_green)
 
 
 def connection_failed(error):

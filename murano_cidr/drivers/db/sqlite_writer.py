@@ -10,24 +10,25 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The turns SQLite writers of one process take on the database file.
+"""The SQLite writers of one process: one at a time, on a kept connection.
 
 SQLite makes a second writer wait in its C library (busy timeout, 5 s)
 without releasing the interpreter: in an eventlet engine that blocks every
 green thread, the writer it waits for included. So a write transaction
-first takes this process's turn on the file (:func:`turn`): a
-``threading`` semaphore (green once eventlet patched the process: looked
-up per transaction) of this module's own
-:class:`oslo_concurrency.lockutils.Semaphores`, never oslo.concurrency's
-process-wide ones. Only other processes' writers are left to SQLite's busy
-timeout. (``eventlet.tpool`` would not do: ``taken`` is a green read.) The
-wait is bounded by ``call_timeout``: writers queued behind a hung
-transaction fail with ``DatabaseUnavailable``.
+first takes this process's turn on the file: a ``threading`` semaphore
+(green once eventlet patched the process: looked up per transaction) of
+this module's own :class:`oslo_concurrency.lockutils.Semaphores`, waited
+for at most ``call_timeout``. Other processes' writers are left to SQLite's
+busy timeout. (``eventlet.tpool`` would not do: ``taken`` is a green read.)
 
-A fork waits for this process's writers to finish (each at most its
-``call_timeout``), and the child gets turns of its own: forked
-mid-transaction, it would inherit a turn held by a thread it does not
-have, and SQLite's record of that thread's lock on the file.
+The turn's holder writes on the connection its :class:`Writer` keeps:
+oslo.db gives an SQLite file no pool, and a connection per transaction
+also opens the file, reads its schema and pays 1 to 4 more fsyncs (the
+directory for its new WAL handle; as the last one to close, a checkpoint).
+
+A fork waits for this process's writers to finish. The child gets turns
+and connections of its own: an inherited turn could be held by a thread
+it does not have, and an SQLite connection does not cross a fork.
 """
 
 import contextlib
@@ -36,6 +37,7 @@ import os
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 
@@ -47,10 +49,13 @@ SQLITE_WRITER_LOCK = "murano-cidr-sqlite-writer:"
 
 #: This process's turns, by name.
 _turns = lockutils.Semaphores()
-#: The name of every turn taken, and the longest wait its writers allow.
+#: The name of every turn, and the longest wait its writers allow.
 _waits = {}
 #: The turns a fork holds until it is done, in the parent.
 _held_for_fork = []
+#: In a fork's child, the connections its parent kept: never used nor
+#: closed here (an SQLite connection does not cross a fork).
+_inherited = []
 
 
 def _before_fork():
@@ -78,26 +83,71 @@ os.register_at_fork(before=_before_fork,
                     after_in_child=_after_fork_in_child)
 
 
-@contextlib.contextmanager
-def turn(url, safe_url, call_timeout):
-    """Hold this process's turn to write the SQLite file of ``url``.
+class Writer(object):
+    """The write transactions of one SQLite database in this process.
 
-    :param url: the database's URL, which names the lock.
-    :param safe_url: the URL without its password, for the message.
-    :param call_timeout: how long to wait for the turn, in seconds
-        (``[cidr_allocator_database] call_timeout``).
-    :raises murano_cidr.exceptions.DatabaseUnavailable: if another writer
-        of this process held the file for longer.
+    A transaction that fails closes the kept connection.
+
+    :param url: the database's URL, which names the turn.
+    :param safe_url: the URL without its password, for messages.
+    :param call_timeout: how long to wait for the turn, in seconds.
     """
-    name = SQLITE_WRITER_LOCK + url
-    _waits[name] = max(call_timeout, _waits.get(name, 0))
-    lock = _turns.get(name)
-    if not lock.acquire(timeout=call_timeout):
-        raise exceptions.DatabaseUnavailable(
-            url=safe_url, reason="another writer of this process "
-            "held the SQLite file for more than %d s ([%s] "
-            "call_timeout)" % (call_timeout, db_options.GROUP))
-    try:
-        yield
-    finally:
-        lock.release()
+
+    def __init__(self, url, safe_url, call_timeout):
+        self._name, self._safe_url = SQLITE_WRITER_LOCK + url, safe_url
+        self._timeout, self._kept, self._pid = call_timeout, None, os.getpid()
+        _waits[self._name] = max(call_timeout, _waits.get(self._name, 0))
+
+    @contextlib.contextmanager
+    def transaction(self, engine):
+        """Hold the turn; give the kept connection in a transaction.
+
+        :param engine: opens the connection when none is kept.
+        :returns: a context manager giving the connection; the transaction
+            commits when the block ends, or rolls back if it raises.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: if another
+            writer of this process held the file for ``call_timeout``.
+        """
+        turn = _turns.get(self._name)
+        if not turn.acquire(timeout=self._timeout):
+            raise exceptions.DatabaseUnavailable(
+                url=self._safe_url, reason="another writer of this process "
+                "held the SQLite file for more than %d s ([%s] "
+                "call_timeout)" % (self._timeout, db_options.GROUP))
+        try:
+            if self._pid != os.getpid():  # a fork's child
+                _inherited.append(self._kept)
+                self._kept, self._pid = None, os.getpid()
+            if self._kept is None:
+                self._kept = engine.connect()
+            try:
+                with self._kept.begin():
+                    yield self._kept
+            except BaseException:
+                self._discard()
+                raise
+        finally:
+            turn.release()
+        # The kept connection is never checked in, where the others yield.
+        connection.yield_if_green()
+
+    def close(self):
+        """Close the kept connection once no transaction runs on it.
+
+        A transaction that runs past ``call_timeout`` keeps it open.
+        """
+        turn = _turns.get(self._name)
+        if turn.acquire(timeout=self._timeout):
+            try:
+                if self._pid == os.getpid():
+                    self._discard()
+            finally:
+                turn.release()
+
+    def _discard(self):
+        kept, self._kept = self._kept, None
+        try:
+            if kept is not None:
+                kept.close()
+        except Exception as e:  # a transaction's error is raised instead
+            LOG.debug("Closing an SQLite connection failed: %s", e)

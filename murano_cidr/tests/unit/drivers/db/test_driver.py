@@ -331,8 +331,8 @@ class TestAllocate(base.DbTestCase):
             for i in range(20):
                 with counting.counting(driver.database.engine) as counter:
                     driver.allocate("%s-new-%d" % (scope, i), scope=scope)
-                self.assertEqual(round_trips.PING
-                                 + round_trips.ALLOCATE["sqlite"],
+                # No ping: SQLite's writers keep their connection.
+                self.assertEqual(round_trips.ALLOCATE["sqlite"],
                                  [s for s in counter.statements
                                   if s != "BEGIN"])
         # One engine: its hint is exact, nothing is read.
