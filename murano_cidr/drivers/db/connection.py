@@ -263,6 +263,12 @@ def sqlite_wal(engine):
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA journal_mode=WAL")
+        except Exception as e:
+            # NOTE: the mode is the file's, kept across connections: one
+            # that finds the file held (a checkpoint, a recovery, a
+            # writer) goes on in its mode, and a later one sets it.
+            if "database is locked" not in str(e):
+                raise
         finally:
             cursor.close()
 

@@ -19,12 +19,15 @@ moves a fake clock on.
 
 import logging
 import os
+import sqlite3
 
 import fixtures
+import sqlalchemy as sa
 
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
+from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr.tests import base
@@ -133,3 +136,19 @@ class TestCommandWait(WaitTestCase):
                                        "list")
         self.assertEqual(3, code, err)
         self.assertEqual([2] * 4, self.pauses)
+
+
+class TestLockedSqliteFile(base.TestCase):
+    """A connection opens on a file another connection holds locked."""
+
+    def test_the_wal_pragma_leaves_the_file_s_mode(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, "x.db")
+        holder = sqlite3.connect(path, isolation_level=None)
+        self.addCleanup(holder.close)
+        holder.execute("BEGIN EXCLUSIVE")
+        # timeout=0: SQLite's busy wait would end the same way, later.
+        engine = sa.create_engine("sqlite:///%s?timeout=0" % path)
+        self.addCleanup(engine.dispose)
+        connection.sqlite_wal(engine)
+        with engine.connect() as conn:
+            self.assertFalse(conn.closed)
