@@ -31,7 +31,6 @@ import typing
 import netaddr
 
 from murano_cidr import allocation as allocation_mod
-from murano_cidr import overlaps
 
 #: Row states in a plan.
 NEW = "new"
@@ -279,27 +278,44 @@ class Rows(object):
         """Refuse a new row whose owner, or CIDR in its scope, came before.
 
         The second and later rows of an owner are :data:`INVALID`; then a
-        row overlapping another of its scope is, as
-        :func:`murano_cidr.overlaps.scope_overlaps` finds it (one scope's
-        rows in memory at a time).
+        row inside another of its scope that sorts before it (by first
+        address, the wider first, then file order) is, naming the widest
+        such row, as :func:`murano_cidr.overlaps.scope_overlaps` does.
+        Two CIDRs either nest or are disjoint, so one pass over the rows in
+        that order, the database's, keeping the last row that overlapped
+        none, finds them all; what it finds goes to the file in batches.
         """
         self._flush()
         self._db.execute("CREATE INDEX row_owner ON row (owner, n)")
         with self._db:
             self._db.execute(_REPEATED)
-        found = []
+        self._db.execute("CREATE TEMP TABLE inside (n INTEGER PRIMARY KEY, "
+                         "reason TEXT)")
         records = self._db.execute(
             "SELECT n, place, owner, cidr, scope, ip_version, first, last "
             "FROM row WHERE status = ? AND scope IS NOT NULL "
-            "ORDER BY scope, ip_version", (NEW,))
-        for _scope, group in itertools.groupby(records, lambda r: r[4:6]):
-            for record, other in overlaps.scope_overlaps(
-                    group, _extent):
-                found.append((record[0], INVALID,
-                              "%s overlaps %s of owner %s (%s) in scope %s"
-                              % (record[3], other[3], other[2], other[1],
-                                 record[4])))
-        self.mark(found)
+            "ORDER BY scope, ip_version, first, last DESC, n", (NEW,))
+        widest, found = None, []
+        for record in records:
+            # Fixed-width hexadecimal compares as the address does.
+            if (widest is None or record[4:6] != widest[4:6] or
+                    record[6] > widest[7]):
+                widest = record
+                continue
+            found.append((record[0], "%s overlaps %s of owner %s (%s) in "
+                          "scope %s" % (record[3], widest[3], widest[2],
+                                        widest[1], record[4])))
+            if len(found) >= BATCH:
+                self._db.executemany("INSERT INTO inside VALUES (?, ?)",
+                                     found)
+                found = []
+        with self._db:
+            self._db.executemany("INSERT INTO inside VALUES (?, ?)", found)
+            self._db.execute(
+                "UPDATE row SET status = ?, reason = (SELECT reason FROM "
+                "inside WHERE inside.n = row.n) WHERE n IN (SELECT n FROM "
+                "inside)", (INVALID,))
+            self._db.execute("DROP TABLE inside")
 
 
 #: The first new row of an owner; its first row is never marked, so
@@ -312,10 +328,6 @@ _REPEATED = (
     "' appears again (first at ' || (SELECT f.place %s) || ')' "
     "WHERE status = '%s' AND n > (SELECT f.n %s)"
     % (INVALID, _FIRST, NEW, _FIRST))
-
-
-def _extent(record):
-    return (record[4], record[5], int(record[6], 16), int(record[7], 16))
 
 
 def _live(allocation):

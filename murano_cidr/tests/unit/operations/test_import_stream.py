@@ -16,9 +16,11 @@ import contextlib
 import io
 import json
 import os
+import random
 import tempfile
 
 import fixtures
+import netaddr
 
 from murano_cidr.cmd import allocations
 from murano_cidr.cmd import output
@@ -26,6 +28,8 @@ from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import importing
 from murano_cidr.operations import json_stream
+from murano_cidr import overlaps
+from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
 from murano_cidr.tests.unit.operations import test_importing
 
@@ -188,3 +192,39 @@ class TestStream(test_importing.FileTestCase):
         rows.close()
         self.assertEqual([], os.listdir(self.scratch))
         self.assertIsNotNone(tempfile.gettempdir())
+
+
+class TestOverlapsInOnePass(base.TestCase):
+    """The pass over sorted rows finds what scope_overlaps finds."""
+
+    def test_same_as_scope_overlaps(self):
+        generator = random.Random(1502437)
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.operations.import_rows.BATCH", 7))
+        for _ in range(20):
+            allocations = [fakes.allocation(
+                "n%d" % i, "10.0.%d.0/%d" % (
+                    generator.randrange(0, 8) * 4,
+                    generator.choice((22, 23, 24))),
+                generator.choice(("r1", "r2"))) for i in range(40)]
+            # A /22 or /23 start must be aligned: keep the valid ones.
+            allocations = [a for a in allocations
+                           if netaddr.IPNetwork(a.cidr).cidr ==
+                           netaddr.IPNetwork(a.cidr)]
+            with importing.Rows() as rows:
+                for n, a in enumerate(allocations, 1):
+                    rows.add(importing.Row("item %d" % n, a))
+                rows.check_duplicates()
+                got = {r.where: r.reason for r in rows
+                       if r.status == importing.INVALID}
+            expected = {}
+            for (n, a), (m, other) in overlaps.scope_overlaps(
+                    enumerate(allocations, 1),
+                    lambda item: (item[1].scope, 4,
+                                  netaddr.IPNetwork(item[1].cidr).first,
+                                  netaddr.IPNetwork(item[1].cidr).last)):
+                expected["item %d" % n] = (
+                    "%s overlaps %s of owner %s (item %d) in scope %s"
+                    % (a.cidr, other.cidr, other.owner, m, a.scope))
+            self.assertTrue(expected)
+            self.assertEqual(expected, got)
