@@ -50,6 +50,13 @@ RETRY_INTERVAL = 0.01
 MAX_RETRY_INTERVAL = 0.5
 
 
+def _faults():
+    # NOTE: what classifies and words a failed call's error
+    # (misconfigured.py) is imported when a call fails, never before.
+    from murano_cidr.drivers.db import misconfigured
+    return misconfigured
+
+
 @enginefacade.transaction_context_provider
 class _Context(object):
     """A context object for one operation (enginefacade needs one)."""
@@ -139,20 +146,20 @@ class Database(object):
         def retriable(error):
             if time.monotonic() >= deadline:
                 return False
-            if connection.connection_failed(error):
+            if _faults().connection_failed(error):
                 return bool(connected)
             # NOTE: a duplicate owner, candidate or scope row means another
             # allocator won a race; the next attempt sees its row.
             return (isinstance(error, (db_exc.DBDeadlock,
                                        db_exc.DBDuplicateEntry))
-                    or connection.sqlite_busy(error))
+                    or _faults().sqlite_busy(error))
 
         policy = functools.partial(
             oslo_db_api.wrap_db_retry, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
             jitter=True)
         busy = policy(max_retries=self.max_retries and connection.BUSY_RETRIES,
-                      exception_checker=lambda e: connection.sqlite_busy(e)
+                      exception_checker=lambda e: _faults().sqlite_busy(e)
                       and time.monotonic() < deadline)(attempt)
         return policy(max_retries=self.max_retries,
                       exception_checker=retriable)(busy)()
@@ -186,8 +193,7 @@ class Database(object):
         except exceptions.MuranoCidrException:
             raise
         except (ImportError, db_exc.DBError, sa_exc.SQLAlchemyError) as e:
-            from murano_cidr.drivers.db import misconfigured
-            raise misconfigured.translate(self, e)
+            raise _faults().translate(self, e)
 
     def wait_for_connection(self, deadline=None):
         """Make the process's first connection, waiting for the database.
@@ -213,9 +219,8 @@ class Database(object):
         failures = []
 
         def retriable(error):
-            from murano_cidr.drivers.db import misconfigured
-            if (not connection.connection_failed(error)
-                    or misconfigured.reason(error)):
+            if (not _faults().connection_failed(error)
+                    or _faults().reason(error)):
                 return False
             failures.append(error)
             again = (len(failures) < attempts and time.monotonic()
@@ -240,10 +245,9 @@ class Database(object):
             try:
                 retrying(connect)()
             except (db_exc.DBError, sa_exc.DBAPIError) as e:
-                if not connection.connection_failed(e):
+                if not _faults().connection_failed(e):
                     raise
-                from murano_cidr.drivers.db import misconfigured
-                raise misconfigured.unavailable(
+                raise _faults().unavailable(
                     self, e, "cannot connect, %d attempts %d s apart within "
                     "%d s ([%s] max_retries, retry_interval, call_timeout) "
                     "(%s)" % (len(failures), self.connect_interval,
@@ -272,8 +276,7 @@ class Database(object):
             if path is not None and not os.path.exists(path):
                 # NOTE: connecting would create an empty file (and its
                 # directory) that only db sync may make.
-                from murano_cidr.drivers.db import misconfigured
-                raise misconfigured.missing_sqlite_file(
+                raise _faults().missing_sqlite_file(
                     self.safe_url, path, self._directory is not None
                 ) or exceptions.DatabaseNotSynced(
                     url=self.safe_url, reason="the SQLite file %s does not "

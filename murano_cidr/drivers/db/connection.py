@@ -23,7 +23,6 @@ import sys
 import time
 from urllib import parse
 
-from oslo_db import exception as db_exc
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
@@ -235,19 +234,6 @@ def _sql_logging(connection_debug):
 BUSY_RETRIES = 10 ** 6
 
 
-def sqlite_busy(error):
-    """Tell whether ``error`` is SQLite's "database is locked".
-
-    Another process held the file past SQLite's busy timeout, or SQLite
-    gave up at once: a call tries again until its deadline
-    (:meth:`murano_cidr.drivers.db.api.Database._retry`).
-
-    :param error: an exception.
-    """
-    return (isinstance(error, sa_exc.OperationalError)
-            and "database is locked" in str(error))
-
-
 def sqlite_wal(engine):
     """Let SQLite readers and the writer proceed side by side (WAL).
 
@@ -322,27 +308,3 @@ def fewer_round_trips(engine):
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """
     sa.event.listen(engine, "checkin", yield_if_green)
-
-
-def connection_failed(error):
-    """Tell whether an error means no usable connection.
-
-    oslo.db says so (``DBConnectionError``) except for libpq 14's
-    "connection to server at ... failed". psycopg's ``OperationalError``
-    without an SQLSTATE means the connection could not be made or was
-    lost (an error of the server's SQL has one). Classified here, for
-    this driver's calls only, not in oslo.db's process-wide filters.
-
-    :param error: an exception (oslo.db's, SQLAlchemy's or another).
-    :returns: True for a connection that could not be made or was lost.
-    """
-    if isinstance(error, db_exc.DBConnectionError):
-        return True
-    if isinstance(error, db_exc.DBError):
-        error = error.inner_exception
-    inner = getattr(error, "orig", None)  # SQLAlchemy's, wrapped or not
-    kind = type(inner)
-    return (kind.__name__ == "OperationalError"
-            and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")
-            and getattr(inner, "pgcode", None) is None
-            and getattr(inner, "sqlstate", None) is None)

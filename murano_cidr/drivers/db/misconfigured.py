@@ -14,13 +14,16 @@
 
 A refused password, an unknown database or a missing SQLite directory is
 the configuration's fault (InvalidConfig), not an unreachable database.
-Imported only when a call fails: a call that succeeds never words an
-error (:meth:`murano_cidr.drivers.db.api.Database.translate_errors`).
+Which errors a call retries (a lost connection, a locked SQLite file) is
+told here too. Imported only when a call fails: a call that succeeds
+never classifies nor words an error
+(:meth:`murano_cidr.drivers.db.api.Database.translate_errors`).
 """
 
 import os
 
 from oslo_db import exception as db_exc
+from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import connection
@@ -159,10 +162,9 @@ def translate(database, error):
                   db_options.GROUP))
     elif isinstance(error, db_exc.DBNonExistentDatabase):
         why = "the database does not exist"
-    elif (isinstance(error, db_exc.DBConnectionError)
-          or connection.connection_failed(error)):
+    elif connection_failed(error):
         why = "cannot connect"
-    elif connection.sqlite_busy(error):
+    elif sqlite_busy(error):
         return unavailable(database, error, "another process kept the "
                            "SQLite file locked past call_timeout")
     else:
@@ -192,3 +194,40 @@ def unavailable(database, error, reason):
         return fault
     return exceptions.DatabaseUnavailable(url=database.safe_url,
                                           reason=reason)
+
+
+def connection_failed(error):
+    """Tell whether an error means no usable connection.
+
+    oslo.db says so (``DBConnectionError``) except for libpq 14's
+    "connection to server at ... failed". psycopg's ``OperationalError``
+    without an SQLSTATE means the connection could not be made or was
+    lost (an error of the server's SQL has one). Classified here, for
+    this driver's calls only, not in oslo.db's process-wide filters.
+
+    :param error: an exception (oslo.db's, SQLAlchemy's or another).
+    :returns: True for a connection that could not be made or was lost.
+    """
+    if isinstance(error, db_exc.DBConnectionError):
+        return True
+    if isinstance(error, db_exc.DBError):
+        error = error.inner_exception
+    inner = getattr(error, "orig", None)  # SQLAlchemy's, wrapped or not
+    kind = type(inner)
+    return (kind.__name__ == "OperationalError"
+            and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")
+            and getattr(inner, "pgcode", None) is None
+            and getattr(inner, "sqlstate", None) is None)
+
+
+def sqlite_busy(error):
+    """Tell whether ``error`` is SQLite's "database is locked".
+
+    Another process held the file past SQLite's busy timeout, or SQLite
+    gave up at once: a call tries again until its deadline
+    (:meth:`murano_cidr.drivers.db.api.Database._retry`).
+
+    :param error: an exception.
+    """
+    return (isinstance(error, sa_exc.OperationalError)
+            and "database is locked" in str(error))

@@ -24,7 +24,7 @@ from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers.db import api
-from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import misconfigured
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import timeouts
 from murano_cidr import exceptions
@@ -133,14 +133,14 @@ class TestPostgresqlUnreachable(DatabaseTestCase):
             return db_exc.DBError(sa_exc.OperationalError("SELECT 1", {},
                                                           error))
 
-        self.assertFalse(connection.connection_failed(wrapped(
+        self.assertFalse(misconfigured.connection_failed(wrapped(
             psycopg2.errors.QueryCanceled("canceling statement"))))
-        self.assertTrue(connection.connection_failed(wrapped(
+        self.assertTrue(misconfigured.connection_failed(wrapped(
             psycopg2.OperationalError("connection to server at ... "
                                       "failed"))))
-        self.assertTrue(connection.connection_failed(
+        self.assertTrue(misconfigured.connection_failed(
             db_exc.DBConnectionError()))
-        self.assertFalse(connection.connection_failed(db_exc.DBError()))
+        self.assertFalse(misconfigured.connection_failed(db_exc.DBError()))
 
 
 class TestNoProcessWideState(base.TestCase):
