@@ -116,8 +116,10 @@ class Database(object):
             warnings.simplefilter("ignore", db_warning.NotSupportedWarning)
             self._manager.configure(**settings)
         self._manager.append_on_engine_create(connection.sqlite_wal)
-        self._manager.append_on_engine_create(connection.read_committed)
         self._manager.append_on_engine_create(connection.fewer_round_trips)
+        if self.backend != "sqlite":  # a server's only: imported for it
+            from murano_cidr.drivers.db import timeouts
+            self._manager.append_on_engine_create(timeouts.read_committed)
         if read_timeout:  # PostgreSQL's only: imported for it alone
             from murano_cidr.drivers.db import watchdog
             self._manager.append_on_engine_create(functools.partial(

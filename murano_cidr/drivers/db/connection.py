@@ -261,29 +261,6 @@ def sqlite_wal(engine):
     sa.event.listen(engine, "connect", on_connect)
 
 
-def read_committed(engine):
-    """Make MySQL sessions read committed data, as PostgreSQL's do.
-
-    An allocation reads a scope's rows after it holds the scope's lock;
-    under MySQL's default REPEATABLE READ those reads could come from a
-    snapshot older than the lock.
-
-    :param engine: a new SQLAlchemy engine (enginefacade's hook).
-    """
-    if engine.dialect.name != "mysql":
-        return
-
-    def on_connect(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL "
-                           "READ COMMITTED")
-        finally:
-            cursor.close()
-
-    sa.event.listen(engine, "connect", on_connect)
-
-
 def yield_if_green(*args):
     """Yield to other green threads, in a process eventlet patched only."""
     # NOTE: eventlet is never imported here; a process it has not

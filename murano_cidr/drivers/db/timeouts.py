@@ -21,8 +21,10 @@ client went silent keeps its locks. The operator's
 win over them, key by key (:func:`merged_url`). The whole call is bounded by
 ``call_timeout`` on top (see :mod:`murano_cidr.drivers.db.api`);
 ``doc/source/admin/timeouts.rst`` gives the formulas and measured figures.
+MySQL sessions read committed data besides (:func:`read_committed`).
 Loaded for a database on a server only: an SQLite file has no network
-(:func:`murano_cidr.drivers.db.connection.connect_url`).
+(:func:`murano_cidr.drivers.db.connection.connect_url`,
+:class:`murano_cidr.drivers.db.api.Database`).
 """
 
 import sqlalchemy as sa
@@ -175,3 +177,26 @@ def _check_charset(url, charset, group):
         raise exceptions.InvalidConfig(
             group=group, option="connection_parameters",
             reason="charset=%s is not a MySQL character set" % charset)
+
+
+def read_committed(engine):
+    """Make MySQL sessions read committed data, as PostgreSQL's do.
+
+    An allocation reads a scope's rows after it holds the scope's lock;
+    under MySQL's default REPEATABLE READ those reads could come from a
+    snapshot older than the lock.
+
+    :param engine: a new SQLAlchemy engine (enginefacade's hook).
+    """
+    if engine.dialect.name != "mysql":
+        return
+
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL "
+                           "READ COMMITTED")
+        finally:
+            cursor.close()
+
+    sa.event.listen(engine, "connect", on_connect)

@@ -30,3 +30,15 @@ class TestMySQL(base.MySQLBackend, RoundTripTests, base.DbTestCase):
 class TestPostgresql(base.PostgresqlBackend, RoundTripTests,
                      base.DbTestCase):
     pass
+
+
+class TestMySQLSessions(base.MySQLBackend, base.DbTestCase):
+
+    def test_sessions_read_committed(self):
+        # The hook that sets it loads with the server's timeouts
+        # (drivers/db/timeouts.py), never for SQLite.
+        self.sync()
+        driver = self.make_driver()
+        with driver.database.engine.connect() as conn:
+            level = conn.get_isolation_level()
+        self.assertEqual("READ COMMITTED", level)
