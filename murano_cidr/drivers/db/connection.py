@@ -160,19 +160,6 @@ def sqlite_file(url):
     return database
 
 
-def serves_one_host(url):
-    """Tell whether a database URL names SQLite, a file of one host.
-
-    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
-    :returns: True for SQLite (a file or memory); False otherwise, also for
-        a URL that cannot be parsed (its own error is reported elsewhere).
-    """
-    try:
-        return sa.engine.make_url(url).get_backend_name() == "sqlite"
-    except (sa_exc.ArgumentError, ValueError, TypeError, AttributeError):
-        return False
-
-
 def facade_settings(group, url):
     """Return the settings of the driver's own oslo.db enginefacade.
 

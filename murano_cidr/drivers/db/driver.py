@@ -49,7 +49,6 @@ from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import db as db_package
 from murano_cidr.drivers.db import allocating
 from murano_cidr.drivers.db import api
-from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import statements
@@ -129,7 +128,7 @@ class DbDriver(base.AllocatorDriver):
     @property
     def single_host_store(self):
         """The SQLite database, which serves one host; None otherwise."""
-        if connection.serves_one_host(self.database.url):
+        if self.database.backend == "sqlite":
             return "the SQLite database %s" % self.database.safe_url
         return None
 

@@ -439,6 +439,13 @@ class TestErrors(base.DbTestCase):
         self.assertIn("user:***@127.0.0.1:1/murano", str(e))
         self.assertNotIn("s3cret", str(e))
 
+    def test_only_sqlite_serves_one_host(self):
+        self.assertIn("the SQLite database sqlite:///",
+                      self.make_driver().single_host_store)
+        self.db_config(connection="postgresql+psycopg2://user:s3cret@"
+                       "127.0.0.1:1/murano")
+        self.assertIsNone(self.make_driver().single_host_store)
+
     def test_bad_url_fails_when_the_driver_is_built(self):
         for url in ("nonsense", "nosuchdb://x/y"):
             self.db_config(connection=url)
