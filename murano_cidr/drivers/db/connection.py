@@ -21,7 +21,6 @@ import logging
 import os
 import sys
 import time
-from urllib import parse
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -54,8 +53,9 @@ def connect_url(url, connection_parameters, group):
     """Return the URL to connect to, and murano-cidr's own read timeout.
 
     A database on a server gets the defaults that bound its network waits
-    (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it only); an
-    SQLite file gets the URL's query, ``connection_parameters`` and
+    (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it, or to parse
+    ``connection_parameters`` when they are given); an SQLite file gets
+    the URL's query, ``connection_parameters`` and
     ``check_same_thread=false``.
 
     :param url: the configured URL (a string).
@@ -66,47 +66,18 @@ def connect_url(url, connection_parameters, group):
         and the seconds PostgreSQL's watchdog waits (None otherwise).
     :raises murano_cidr.exceptions.InvalidConfig: for bad parameters.
     """
-    given = parameters(connection_parameters, group)
     parsed = sa.engine.make_url(url)
-    if parsed.get_backend_name() != "sqlite":
+    server = parsed.get_backend_name() != "sqlite"
+    given = {}
+    if server or connection_parameters:
         from murano_cidr.drivers.db import timeouts
+        given = timeouts.parameters(connection_parameters, group)
+    if server:
         return timeouts.client_wait(timeouts.merged_url(url, given, group))
     # One connection serves this process's writers, one at a time, from
     # any thread (sqlite_writer); SQLAlchemy 1.4 would not allow it.
     query = {**parsed.query, **given, "check_same_thread": "false"}
     return parsed.set(query=query).render_as_string(hide_password=False), None
-
-
-def parameters(text, group):
-    """Parse ``connection_parameters``.
-
-    :param text: ``param1=value1&param2=value2``, or empty.
-    :param group: the option group, for messages.
-    :returns: a dict.
-    :raises murano_cidr.exceptions.InvalidConfig: for parameters that
-        cannot be parsed, are given twice or have no value.
-    """
-    if not text:
-        return {}
-    try:
-        pairs = parse.parse_qsl(text, keep_blank_values=True,
-                                strict_parsing=True)
-    except ValueError as e:
-        raise exceptions.InvalidConfig(
-            group=group, option="connection_parameters",
-            reason="%r is not param1=value1&param2=value2 (%s)" % (text, e))
-    names = [name for name, _ in pairs]
-    for name, value in pairs:
-        if names.count(name) > 1:
-            reason = "%s is given twice" % name
-        elif not value:
-            reason = "%s has no value" % name
-        else:
-            continue
-        raise exceptions.InvalidConfig(group=group,
-                                       option="connection_parameters",
-                                       reason=reason)
-    return dict(pairs)
 
 
 def state_directory(conf):

@@ -18,14 +18,17 @@ attempt may take, how long a dead link goes unnoticed, and, on the server,
 how long a statement may wait for a lock and how long a transaction whose
 client went silent keeps its locks. The operator's
 ``[cidr_allocator_database] connection_parameters`` and the URL's own query
-win over them, key by key (:func:`merged_url`). The whole call is bounded by
-``call_timeout`` on top (see :mod:`murano_cidr.drivers.db.api`);
-``doc/source/admin/timeouts.rst`` gives the formulas and measured figures.
-MySQL sessions read committed data besides (:func:`read_committed`).
-Loaded for a database on a server only: an SQLite file has no network
+win over them, key by key (:func:`parameters`, :func:`merged_url`). The
+whole call is bounded by ``call_timeout`` on top (see
+:mod:`murano_cidr.drivers.db.api`); ``doc/source/admin/timeouts.rst`` gives
+the formulas and measured figures. MySQL sessions read committed data
+besides (:func:`read_committed`). Loaded for a database on a server, and
+for an SQLite file only to parse the ``connection_parameters`` it is given
 (:func:`murano_cidr.drivers.db.connection.connect_url`,
 :class:`murano_cidr.drivers.db.api.Database`).
 """
+
+from urllib import parse
 
 import sqlalchemy as sa
 
@@ -136,6 +139,38 @@ def client_wait(url):
             .render_as_string(hide_password=False), seconds)
 
 
+def parameters(text, group):
+    """Parse ``connection_parameters``.
+
+    :param text: ``param1=value1&param2=value2``, or empty.
+    :param group: the option group, for messages.
+    :returns: a dict.
+    :raises murano_cidr.exceptions.InvalidConfig: for parameters that
+        cannot be parsed, are given twice or have no value.
+    """
+    if not text:
+        return {}
+    try:
+        pairs = parse.parse_qsl(text, keep_blank_values=True,
+                                strict_parsing=True)
+    except ValueError as e:
+        raise exceptions.InvalidConfig(
+            group=group, option="connection_parameters",
+            reason="%r is not param1=value1&param2=value2 (%s)" % (text, e))
+    names = [name for name, _ in pairs]
+    for name, value in pairs:
+        if names.count(name) > 1:
+            reason = "%s is given twice" % name
+        elif not value:
+            reason = "%s has no value" % name
+        else:
+            continue
+        raise exceptions.InvalidConfig(group=group,
+                                       option="connection_parameters",
+                                       reason=reason)
+    return dict(pairs)
+
+
 def merged_url(url, parameters, group):
     """Return the URL to connect to: defaults, then the operator's choices.
 
@@ -145,7 +180,7 @@ def merged_url(url, parameters, group):
 
     :param url: the configured URL (a string).
     :param parameters: ``connection_parameters``, parsed
-        (:func:`murano_cidr.drivers.db.connection.parameters`).
+        (:func:`parameters`).
     :param group: the option group, for messages.
     :returns: the URL as a string, password included.
     :raises murano_cidr.exceptions.InvalidConfig: for a parameter with a

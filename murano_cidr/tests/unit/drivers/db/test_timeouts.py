@@ -98,6 +98,14 @@ class TestParameters(DatabaseTestCase):
         self.assertEqual({"check_same_thread": "false"},
                          self.query("sqlite://"))
 
+    def test_sqlite_gets_the_operators_parameters_alone(self):
+        query = self.query("sqlite://", connection_parameters="timeout=7")
+        self.assertEqual("7", query["timeout"])
+        self.assertNotIn("connect_timeout", query)
+        e = self.assertRaises(exceptions.InvalidConfig, self.database,
+                              "sqlite://", connection_parameters="a=1&a=2")
+        self.assertIn("a is given twice", str(e))
+
     def test_bad_parameters_are_invalid_config(self):
         for bad, why in (("charset", "is not param1=value1"),
                          ("charset=", "charset has no value"),
