@@ -60,9 +60,7 @@ def driver_class(conf=None, name=None):
             available=", ".join(installed.names()) or "none")
     except ImportError as e:
         from murano_cidr.drivers import installed
-        raise exceptions.DriverLoadFailed(
-            name=name, module=e.name or "?", reason=e,
-            extras=installed.extras_of(name)) from e
+        raise installed.load_failed(name, e, installed.extras_of(name)) from e
     return manager.driver
 
 
@@ -100,8 +98,7 @@ def get_allocator(conf=None, require=(), action=None):
         driver = cls(conf)
     except ImportError as e:
         # A client library the driver imports only when it is built.
-        raise exceptions.DriverLoadFailed(
-            name=cls.name, module=e.name or "?", reason=e,
-            extras=cls.extras) from e
+        from murano_cidr.drivers import installed
+        raise installed.load_failed(cls.name, e, cls.extras) from e
     LOG.debug("Loaded CIDR allocator driver %s", cls.name)
     return driver

@@ -95,19 +95,6 @@ class DriverLoadFailed(DriverNotFound):
                 "loaded: module %(module)s is missing (%(reason)s); "
                 "%(advice)s")
 
-    def __init__(self, message=None, name=None, module=None, reason=None,
-                 extras=(), **kwargs):
-        # NOTE: extras are the driver's own (its package's EXTRAS), since
-        # the driver's class could not be loaded to ask it.
-        if extras:
-            advice = _("install it, or the extra of your backend: %s") % (
-                " or ".join("'pip install murano-cidr[%s]'" % extra
-                            for extra in extras))
-        else:
-            advice = _("install it, or reinstall murano-cidr")
-        super().__init__(message, name=name, module=module, reason=reason,
-                         advice=advice, **kwargs)
-
 
 class NotSupported(MuranoCidrException):
     """The driver cannot do what was asked, by design."""

@@ -13,8 +13,8 @@
 """Which drivers are installed, and what installs their back ends' clients.
 
 Read by the commands and the tools, and to word the error of a driver
-that cannot be loaded (:func:`murano_cidr.allocator.driver_class`): an
-engine whose driver loads never imports it.
+that cannot be loaded (:func:`murano_cidr.allocator.driver_class`,
+:func:`load_failed`): an engine whose driver loads never imports it.
 """
 
 import importlib
@@ -22,7 +22,9 @@ import importlib.metadata
 
 import stevedore
 
+from murano_cidr._i18n import _
 from murano_cidr import drivers
+from murano_cidr import exceptions
 
 
 def names():
@@ -58,6 +60,26 @@ def extras_of(name):
             if extras is not None:
                 return tuple(extras)
     return ()
+
+
+def load_failed(name, error, extras):
+    """Return the error of a driver that a missing module keeps from loading.
+
+    :param name: the driver's name.
+    :param error: the :class:`ImportError`.
+    :param extras: the extras that install its back ends' client libraries
+        (its class's ``extras``, or its package's: :func:`extras_of`).
+    :returns: a :class:`~murano_cidr.exceptions.DriverLoadFailed` saying
+        what to install.
+    """
+    if extras:
+        advice = _("install it, or the extra of your backend: %s") % (
+            " or ".join("'pip install murano-cidr[%s]'" % extra
+                        for extra in extras))
+    else:
+        advice = _("install it, or reinstall murano-cidr")
+    return exceptions.DriverLoadFailed(name=name, module=error.name or "?",
+                                       reason=error, advice=advice)
 
 
 def _entry_points():
