@@ -73,10 +73,10 @@ DRIVER_MODULES = {
 }
 
 #: The lines of murano-cidr an engine may import, by driver: 9,772 for
-#: both ``db`` and ``lock`` before they were cut. The target is 5,000;
-#: ``db`` (5,089 in 28 modules, its SQL and SQLite modules among them) is
-#: not there yet: doc/source/contributor/drivers.rst.
-LINE_BUDGET = {"db": 5100, "lock": 5000, "random": 5000, "legacy": 5000}
+#: both ``db`` and ``lock`` before they were cut, 5,000 now for every one
+#: (``db`` on SQLite 4,978 in 28 modules, its SQL and SQLite modules among
+#: them): doc/source/contributor/drivers.rst.
+LINE_BUDGET = {"db": 5000, "lock": 5000, "random": 5000, "legacy": 5000}
 
 #: What an engine never imports, whatever its driver.
 NEVER = ("murano_cidr.cmd", "murano_cidr.operations", "murano_cidr.measuring",
