@@ -16,20 +16,29 @@ The figures of doc/source/admin/timeouts.rst for Redis, etcd and
 ZooKeeper that CI does not measure. As root, from a source tree::
 
     python tools/measure_lock_faults.py [--defaults] \
-        [--scenario blackhole|frozen|rtt|loss ...] [redis|etcd|zookeeper ...]
+        [--scenario blackhole|frozen|rtt|loss|wait ...] \
+        [redis|etcd|zookeeper ...]
 
 Each backend's server runs in a network namespace of its own (the fault
 tests' fixtures); the engine is this process, with ``lock_timeout = 10``
 and ``lock_wait_timeout = 20``, or the library's defaults with
 ``--defaults``. Prints one line per measurement: the scenario, the call,
-its seconds and its outcome.
+its seconds and its outcome. ``wait`` (ZooKeeper only) holds the scope
+lock from another session, queues three more sessions behind it that
+leave one by one, and times the engine's ``allocate`` on a 2 s round trip.
 """
 
 import argparse
 import sys
+import threading
 import time
 import uuid
 
+from kazoo import client as kazoo_client
+from kazoo import exceptions as kazoo_exceptions
+from tooz import coordination
+
+from murano_cidr.drivers.lock import backend
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
@@ -124,6 +133,81 @@ def cycles(scenario, url, scope, count, hold):
     engine.close()
 
 
+def _wait_in_queue(lock):
+    try:
+        lock.acquire(timeout=600)
+    except kazoo_exceptions.CancelledError:
+        pass
+
+
+def waits(server, scope, ahead=3, step=15.0):
+    """ZooKeeper: an allocate waiting for a scope lock held elsewhere.
+
+    The holder and ``ahead`` sessions queued behind it talk to the server
+    directly; the one queued last leaves first, every ``step`` seconds
+    (kazoo starts its wait again each time). The engine is warm, then a
+    fresh one makes its first call, both on a 2 s round trip.
+    """
+    proxy = slowlink.DelayProxy(server.address, server.port, 0)
+    proxy.setUp()
+    url = "zookeeper://127.0.0.1:%d" % proxy.port
+    warm = driver(url)
+    warm.allocate("q-0", scope=scope)
+    warm.release("q-0")
+    holder = coordination.get_coordinator(server.url, b"measure-holder")
+    holder.start(start_heart=False)
+    # Granted 10 s before the wait's deadline, nobody else queued: the
+    # pick that follows still makes its round trips.
+    late = (60 if DEFAULTS else WAIT_TIMEOUT) - 10
+    other = scope + "-late"
+    lock = holder.get_lock(backend.scope_lock_name(other).encode("utf-8"))
+    lock.acquire(blocking=False)
+    timer = threading.Timer(late, lock.release)
+    proxy.delay = 2.0
+    timer.start()
+    timed("wait-2s", "allocate (freed at %d s)" % late, warm.allocate,
+          "q-late", scope=other)
+    timer.join()
+    warm.release("q-late")
+    lock = holder.get_lock(backend.scope_lock_name(scope).encode("utf-8"))
+    lock.acquire(blocking=False)
+    client = kazoo_client.KazooClient(hosts="%s:%d" % (server.address,
+                                                       server.port))
+    client.start(timeout=30)
+    try:
+        proxy.delay = 2.0
+        fresh = driver(url)
+        for engine, what in ((warm, "allocate (warm)"),
+                             (fresh, "first allocate (fresh)")):
+            queued = [client.Lock("/tooz/locks/"
+                                  + backend.scope_lock_name(scope),
+                                  "ahead-%d" % i) for i in range(ahead)]
+            for waiter in queued:
+                threading.Thread(target=_wait_in_queue, args=(waiter,),
+                                 daemon=True).start()
+                time.sleep(0.5)
+            timers = [threading.Timer(step * (i + 1), waiter.cancel)
+                      for i, waiter in enumerate(reversed(queued))]
+            for timer in timers:
+                timer.start()
+            timed("wait-2s", what, engine.allocate, "q-%d" % id(engine),
+                  scope=scope)
+            for timer in timers:
+                timer.cancel()
+            for waiter in queued:
+                waiter.cancel()
+        lock.release()
+        timed("wait-2s", "allocate (lock free)", warm.allocate, "q-1",
+              scope=scope)
+    finally:
+        client.stop()
+        client.close()
+        holder.stop()
+        warm.close()
+        fresh.close()
+        proxy.cleanUp()
+
+
 def measure(name, scenarios):
     host = netns.ServerHost()
     host.setUp()
@@ -145,6 +229,8 @@ def measure(name, scenarios):
                                                     proxy.port),
                    scope, 3, 6)
             proxy.cleanUp()
+        if "wait" in scenarios and name == "zookeeper":
+            waits(server, scope)
         if "loss" in scenarios:
             host.loss(0.3)
             cycles("loss-30%", server.url, scope, 10, 0)
@@ -154,7 +240,7 @@ def measure(name, scenarios):
         host.cleanUp()
 
 
-SCENARIOS = ("blackhole", "frozen", "rtt", "loss")
+SCENARIOS = ("blackhole", "frozen", "rtt", "loss", "wait")
 
 
 def main(argv):
