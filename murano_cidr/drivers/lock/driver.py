@@ -25,7 +25,6 @@ from murano_cidr.drivers import base
 from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import lock as lock_package
 from murano_cidr.drivers.lock import backend as backend_mod
-from murano_cidr.drivers.lock import file_backend
 from murano_cidr.drivers.lock import holdings
 from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import picking
@@ -47,12 +46,14 @@ def backend_from_conf(conf):
     """
     group = conf[opts.GROUP]
     url = group.coordination_url
+    # NOTE: each back end is imported here, so that an engine loads the
+    # one it uses only: on file locks neither tooz nor the tooz back end,
+    # on a lock service not the file locks.
     if url is not None and url.strip():
-        # NOTE: imported here, so that an engine on file locks loads
-        # neither tooz nor the tooz back end.
         from murano_cidr.drivers.lock import tooz_backend
         return tooz_backend.ToozLockBackend(url.strip(), group.lock_timeout,
                                             group.lock_wait_timeout)
+    from murano_cidr.drivers.lock import file_backend
     return file_backend.FileLockBackend(lock_options.lock_path(conf))
 
 
