@@ -23,7 +23,6 @@ which retry lost races, deadlocks and dropped connections with
 
 import contextlib
 import functools
-import os
 import threading
 import time
 import warnings
@@ -32,17 +31,14 @@ from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db import warning as db_warning
-from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr import exceptions
 from murano_cidr import messages
-
-LOG = logging.getLogger(__name__)
+from murano_cidr import opts
 
 #: The first pause between two attempts, in seconds; it doubles (with
 #: jitter) up to :data:`MAX_RETRY_INTERVAL`.
@@ -83,17 +79,16 @@ class Database(object):
     def __init__(self, conf, schema_check=None):
         group = conf[db_options.GROUP]
         self.url = connection.connection_url(conf)
-        self._directory = connection.state_directory(conf)
+        # The default SQLite file's directory, made on first use (None
+        # when [cidr_allocator_database] connection is set).
+        self._directory = None if group.connection else opts.state_path(conf)
         self.safe_url = messages.safe_url(self.url)
         try:
             parsed = sa.engine.make_url(self.url)
             parsed.get_dialect()
         except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError, ValueError,
                 TypeError) as e:
-            raise exceptions.InvalidConfig(
-                group=db_options.GROUP, option="connection",
-                reason="%s is not a usable SQLAlchemy URL: %s"
-                % (self.safe_url, messages.one_line(e)))
+            raise _faults().unusable_url(self.safe_url, e)
         self.backend = parsed.get_backend_name()
         # Our bounded waits, then the URL's query and connection_parameters.
         url, read_timeout = connection.connect_url(
@@ -105,9 +100,7 @@ class Database(object):
         self._schema_check = schema_check
         self._synced, self._connected = schema_check is None, False
         self._sync_lock = threading.Lock()
-        self._writer = sqlite_writer.Writer(
-            self.url, self.safe_url, self.call_timeout
-        ) if self.backend == "sqlite" else None
+        self._writer = None
         self._manager = enginefacade.transaction_context()
         settings = connection.facade_settings(group, url)
         with warnings.catch_warnings():
@@ -115,11 +108,16 @@ class Database(object):
             # they warn and ignore them, which is what we want.
             warnings.simplefilter("ignore", db_warning.NotSupportedWarning)
             self._manager.configure(**settings)
-        self._manager.append_on_engine_create(connection.sqlite_wal)
         self._manager.append_on_engine_create(connection.fewer_round_trips)
-        if self.backend != "sqlite":  # a server's only: imported for it
-            from murano_cidr.drivers.db import timeouts
-            self._manager.append_on_engine_create(timeouts.read_committed)
+        if self.backend == "sqlite":  # SQLite's only: imported for it
+            from murano_cidr.drivers.db import sqlite_writer
+            self._writer = sqlite_writer.Writer(self.url, self.safe_url,
+                                                self.call_timeout)
+            self._manager.append_on_engine_create(sqlite_writer.wal)
+        elif self.backend == "mysql":  # MySQL's only: imported for it
+            from murano_cidr.drivers.db import mysql_sessions
+            self._manager.append_on_engine_create(
+                mysql_sessions.read_committed)
         if read_timeout:  # PostgreSQL's only: imported for it alone
             from murano_cidr.drivers.db import watchdog
             self._manager.append_on_engine_create(functools.partial(
@@ -146,25 +144,20 @@ class Database(object):
             return func(connected.append)
 
         def retriable(error):
-            if time.monotonic() >= deadline:
-                return False
-            if _faults().connection_failed(error):
-                return bool(connected)
-            # NOTE: a duplicate owner, candidate or scope row means another
-            # allocator won a race; the next attempt sees its row.
-            return (isinstance(error, (db_exc.DBDeadlock,
-                                       db_exc.DBDuplicateEntry))
-                    or _faults().sqlite_busy(error))
+            return _faults().retriable(error, bool(connected), deadline)
 
         policy = functools.partial(
             oslo_db_api.wrap_db_retry, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
             jitter=True)
-        busy = policy(max_retries=self.max_retries and connection.BUSY_RETRIES,
-                      exception_checker=lambda e: _faults().sqlite_busy(e)
-                      and time.monotonic() < deadline)(attempt)
+        if self._writer is not None:  # an SQLite file another process writes
+            from murano_cidr.drivers.db import sqlite_writer
+            attempt = policy(
+                max_retries=self.max_retries and sqlite_writer.BUSY_RETRIES,
+                exception_checker=lambda e: _faults().sqlite_busy(e)
+                and time.monotonic() < deadline)(attempt)
         return policy(max_retries=self.max_retries,
-                      exception_checker=retriable)(busy)()
+                      exception_checker=retriable)(attempt)()
 
     # -- engine and errors -------------------------------------------------
 
@@ -176,8 +169,9 @@ class Database(object):
             Python driver is not installed, or the directory of the
             embedded SQLite file cannot be created.
         """
-        if self._directory is not None:
-            connection.create_directory(self._directory)
+        if self._directory is not None:  # the default SQLite file's
+            from murano_cidr.drivers.db import sqlite_writer
+            sqlite_writer.create_directory(self._directory)
             self._directory = None
         with self.translate_errors():
             return self._manager.writer.get_engine()
@@ -220,41 +214,22 @@ class Database(object):
         attempts = max(self.connect_retries, 1)
         failures = []
 
-        def retriable(error):
-            if (not _faults().connection_failed(error)
-                    or _faults().reason(error)):
-                return False
-            failures.append(error)
-            again = (len(failures) < attempts and time.monotonic()
-                     + self.connect_interval < deadline)
-            if again:
-                # The last failure is the error the call raises.
-                LOG.warning("Cannot connect to the allocation database %s "
-                            "(attempt %d of at most %d), trying again in "
-                            "%d s: %s", self.safe_url, len(failures),
-                            attempts, self.connect_interval,
-                            messages.one_line(error.__cause__ or error))
-            return again
-
         def connect():
             with self.engine.connect():
                 pass
 
         retrying = oslo_db_api.wrap_db_retry(
             max_retries=attempts, retry_interval=self.connect_interval,
-            inc_retry_interval=False, exception_checker=retriable)
+            inc_retry_interval=False,
+            exception_checker=lambda e: _faults().connect_again(
+                self, e, failures, attempts, deadline))
         with self.translate_errors():
             try:
                 retrying(connect)()
             except (db_exc.DBError, sa_exc.DBAPIError) as e:
                 if not _faults().connection_failed(e):
                     raise
-                raise _faults().unavailable(
-                    self, e, "cannot connect, %d attempts %d s apart within "
-                    "%d s ([%s] max_retries, retry_interval, call_timeout) "
-                    "(%s)" % (len(failures), self.connect_interval,
-                              self.call_timeout, db_options.GROUP,
-                              messages.one_line(e)))
+                raise _faults().not_connected(self, e, len(failures))
         self._connected = True
 
     # -- schema --------------------------------------------------------------
@@ -274,15 +249,12 @@ class Database(object):
         with self._sync_lock:
             if self._synced:
                 return
-            path = connection.sqlite_file(self.url)
-            if path is not None and not os.path.exists(path):
-                # NOTE: connecting would create an empty file (and its
-                # directory) that only db sync may make.
-                raise _faults().missing_sqlite_file(
-                    self.safe_url, path, self._directory is not None
-                ) or exceptions.DatabaseNotSynced(
-                    url=self.safe_url, reason="the SQLite file %s does not "
-                    "exist yet" % path)
+            if self._writer is not None:  # SQLite's
+                from murano_cidr.drivers.db import sqlite_writer
+                path = sqlite_writer.missing_file(self.url)
+                if path is not None:
+                    raise _faults().unsynced_sqlite_file(
+                        self.safe_url, path, self._directory is not None)
             self.wait_for_connection(deadline)
 
             def attempt(connected):

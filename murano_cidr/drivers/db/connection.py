@@ -23,10 +23,8 @@ import sys
 import time
 
 import sqlalchemy as sa
-from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers.db import options as db_options
-from murano_cidr import exceptions
 from murano_cidr import opts
 
 #: The file of the embedded default database, under ``state_path``.
@@ -37,7 +35,8 @@ def connection_url(conf):
     """Return the configured database URL, or the embedded default.
 
     The default is an SQLite file under ``[cidr_allocator] state_path``.
-    Nothing is created here (see :func:`state_directory`).
+    Nothing is created here (the directory is created on first use:
+    :func:`murano_cidr.drivers.db.sqlite_writer.create_directory`).
 
     :param conf: a configuration with the ``db`` driver's options
         registered.
@@ -53,10 +52,10 @@ def connect_url(url, connection_parameters, group):
     """Return the URL to connect to, and murano-cidr's own read timeout.
 
     A database on a server gets the defaults that bound its network waits
-    (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it, or to parse
-    ``connection_parameters`` when they are given); an SQLite file gets
-    the URL's query, ``connection_parameters`` and
-    ``check_same_thread=false``.
+    (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it); an SQLite
+    file gets the URL's query, ``connection_parameters`` (parsed by
+    :mod:`murano_cidr.drivers.db.parameters`, loaded when they are given)
+    and ``check_same_thread=false``.
 
     :param url: the configured URL (a string).
     :param connection_parameters: ``param1=value1&param2=value2``, or
@@ -69,66 +68,16 @@ def connect_url(url, connection_parameters, group):
     parsed = sa.engine.make_url(url)
     server = parsed.get_backend_name() != "sqlite"
     given = {}
-    if server or connection_parameters:
-        from murano_cidr.drivers.db import timeouts
-        given = timeouts.parameters(connection_parameters, group)
+    if connection_parameters:
+        from murano_cidr.drivers.db import parameters
+        given = parameters.parsed(connection_parameters, group)
     if server:
-        return timeouts.client_wait(timeouts.merged_url(url, given, group))
+        from murano_cidr.drivers.db import timeouts
+        return timeouts.merged_url(url, given, group)
     # One connection serves this process's writers, one at a time, from
     # any thread (sqlite_writer); SQLAlchemy 1.4 would not allow it.
     query = {**parsed.query, **given, "check_same_thread": "false"}
     return parsed.set(query=query).render_as_string(hide_password=False), None
-
-
-def state_directory(conf):
-    """Return the directory the embedded default database needs.
-
-    :param conf: a configuration with the ``db`` driver's options
-        registered.
-    :returns: ``[cidr_allocator] state_path``, or None when
-        ``[cidr_allocator_database] connection`` is set.
-    """
-    if conf[db_options.GROUP].connection:
-        return None
-    return opts.state_path(conf)
-
-
-def create_directory(path):
-    """Create the state directory (mode 0700) if it does not exist.
-
-    Done when the database is first used, never by reading commands on a
-    database that does not exist (see :func:`sqlite_file`).
-
-    :param path: what :func:`state_directory` returned; None does nothing.
-    :raises murano_cidr.exceptions.InvalidConfig: if it cannot be created.
-    """
-    if path is None:
-        return
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    except OSError as e:
-        raise exceptions.InvalidConfig(
-            option="state_path",
-            reason="cannot create %s for the embedded database: %s"
-            % (path, e.strerror or e))
-
-
-def sqlite_file(url):
-    """Return the file an SQLite URL names, or None.
-
-    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
-    :returns: the path, or None for another database, an in-memory one, a
-        URI filename (``file:...``) or a URL that cannot be parsed.
-    """
-    try:
-        parsed = sa.engine.make_url(url)
-    except (sa_exc.ArgumentError, ValueError, TypeError):
-        return None
-    database = parsed.database
-    if (parsed.get_backend_name() != "sqlite" or not database
-            or database == ":memory:" or database.startswith("file:")):
-        return None
-    return database
 
 
 def facade_settings(group, url):
@@ -185,38 +134,6 @@ def _sql_logging(connection_debug):
             "sqlalchemy.engine").level != logging.NOTSET:
         return -1
     return connection_debug
-
-
-#: How often a call retries an SQLite file another process writes: more
-#: than any call_timeout lets it, so the call's deadline ends the wait.
-BUSY_RETRIES = 10 ** 6
-
-
-def sqlite_wal(engine):
-    """Let SQLite readers and the writer proceed side by side (WAL).
-
-    :param engine: a new SQLAlchemy engine (enginefacade's hook).
-    """
-    if engine.dialect.name != "sqlite":
-        return
-    database = engine.url.database
-    if not database or database == ":memory:":
-        return
-
-    def on_connect(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-        except Exception as e:
-            # NOTE: the mode is the file's, kept across connections: one
-            # that finds the file held (a checkpoint, a recovery, a
-            # writer) goes on in its mode, and a later one sets it.
-            if "database is locked" not in str(e):
-                raise
-        finally:
-            cursor.close()
-
-    sa.event.listen(engine, "connect", on_connect)
 
 
 def yield_if_green(*args):

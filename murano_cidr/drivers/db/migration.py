@@ -30,6 +30,7 @@ from oslo_log import log as logging
 from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import connection as db_connection
 from murano_cidr.drivers.db import revisions
+from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr.drivers.db import synclock
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -173,7 +174,7 @@ def _read_database(conf, func, absent):
     :returns: what ``func(engine)`` returns, or ``absent`` when the
         database is an SQLite file that does not exist (yet).
     """
-    path = db_connection.sqlite_file(db_connection.connection_url(conf))
+    path = sqlite_writer.sqlite_file(db_connection.connection_url(conf))
     if path is not None and not os.path.exists(path):
         return absent
     return _with_database(conf, func)

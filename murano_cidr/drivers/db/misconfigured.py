@@ -21,17 +21,21 @@ never classifies nor words an error
 """
 
 import os
+import time
 
 from oslo_db import exception as db_exc
+from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers import db as db_package
-from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import sqlite_faults
+from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr import exceptions
 from murano_cidr import messages
 
+#: The retries of a first connection log as the calls that make them.
+LOG = logging.getLogger("murano_cidr.drivers.db.api")
 
 #: MySQL/MariaDB server errors that name the configuration's fault.
 MYSQL_CODES = {
@@ -92,6 +96,19 @@ def invalid_url(safe_url, why):
         "was changed" % (safe_url, why))
 
 
+def unusable_url(safe_url, error):
+    """Return the error of a ``connection`` SQLAlchemy cannot use.
+
+    :param safe_url: the URL, without its password.
+    :param error: what parsing it, or finding its dialect, raised.
+    :returns: an :class:`~murano_cidr.exceptions.InvalidConfig`.
+    """
+    return exceptions.InvalidConfig(
+        group=db_options.GROUP, option="connection",
+        reason="%s is not a usable SQLAlchemy URL: %s"
+        % (safe_url, messages.one_line(error)))
+
+
 def diagnose(url, safe_url, error, state_directory=None):
     """Return the error that names the cause of a database error, or None.
 
@@ -102,7 +119,7 @@ def diagnose(url, safe_url, error, state_directory=None):
         default SQLite file, or None.
     :returns: an error of :mod:`~murano_cidr.exceptions`, or None.
     """
-    path = connection.sqlite_file(url)
+    path = sqlite_writer.sqlite_file(url)
     if path is None:
         why = reason(error)
         return None if why is None else invalid_url(safe_url, why)
@@ -136,6 +153,21 @@ def missing_sqlite_file(safe_url, path, creatable):
         return invalid_url(safe_url, "the directory %s does not exist"
                            % directory)
     return None
+
+
+def unsynced_sqlite_file(safe_url, path, creatable):
+    """Return the error of an SQLite file ``db sync`` has not made yet.
+
+    :param safe_url: the URL for the message.
+    :param path: the file, which does not exist.
+    :param creatable: as for :func:`missing_sqlite_file`.
+    :returns: what :func:`missing_sqlite_file` returns, or a
+        :class:`~murano_cidr.exceptions.DatabaseNotSynced`.
+    """
+    return missing_sqlite_file(safe_url, path, creatable) or (
+        exceptions.DatabaseNotSynced(
+            url=safe_url, reason="the SQLite file %s does not exist yet"
+            % path))
 
 
 def translate(database, error):
@@ -194,6 +226,71 @@ def unavailable(database, error, reason):
         return fault
     return exceptions.DatabaseUnavailable(url=database.safe_url,
                                           reason=reason)
+
+
+def retriable(error, connected, deadline):
+    """Tell whether a call's failed attempt is tried again.
+
+    A lost race, a deadlock, a locked SQLite file or a connection lost
+    after it was made is, before ``deadline``
+    (:meth:`murano_cidr.drivers.db.api.Database._retry`).
+
+    :param error: the attempt's error.
+    :param connected: whether the attempt held a connection.
+    :param deadline: a :func:`time.monotonic` time.
+    """
+    if time.monotonic() >= deadline:
+        return False
+    if connection_failed(error):
+        return connected
+    # NOTE: a duplicate owner, candidate or scope row means another
+    # allocator won a race; the next attempt sees its row.
+    return (isinstance(error, (db_exc.DBDeadlock, db_exc.DBDuplicateEntry))
+            or sqlite_busy(error))
+
+
+def connect_again(database, error, failures, attempts, deadline):
+    """Tell whether a failed first connection is tried again; log it.
+
+    (:meth:`murano_cidr.drivers.db.api.Database.wait_for_connection`.)
+
+    :param database: the :class:`~murano_cidr.drivers.db.api.Database`.
+    :param error: the attempt's error.
+    :param failures: the failed attempts so far; ``error`` is added to
+        it if it is a connection that failed for a reason other than the
+        configuration.
+    :param attempts: how many attempts are allowed.
+    :param deadline: a :func:`time.monotonic` time no attempt starts after.
+    """
+    if not connection_failed(error) or reason(error):
+        return False
+    failures.append(error)
+    again = (len(failures) < attempts
+             and time.monotonic() + database.connect_interval < deadline)
+    if again:
+        # The last failure is the error the call raises.
+        LOG.warning("Cannot connect to the allocation database %s "
+                    "(attempt %d of at most %d), trying again in "
+                    "%d s: %s", database.safe_url, len(failures),
+                    attempts, database.connect_interval,
+                    messages.one_line(error.__cause__ or error))
+    return again
+
+
+def not_connected(database, error, failures):
+    """Return the error of a first connection that failed ``failures`` times.
+
+    :param database: the :class:`~murano_cidr.drivers.db.api.Database`.
+    :param error: the last attempt's error.
+    :param failures: how many attempts failed to connect.
+    :returns: an error of :mod:`~murano_cidr.exceptions` (see
+        :func:`unavailable`).
+    """
+    return unavailable(
+        database, error, "cannot connect, %d attempts %d s apart within "
+        "%d s ([%s] max_retries, retry_interval, call_timeout) (%s)"
+        % (failures, database.connect_interval, database.call_timeout,
+           db_options.GROUP, messages.one_line(error)))
 
 
 def connection_failed(error):

@@ -32,7 +32,7 @@ import sqlite3
 
 from oslo_log import log as logging
 
-from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -74,7 +74,7 @@ def diagnose(url, safe_url, error):
         URL names no file, the error is not a file error of SQLite's, or
         the file system shows no such cause.
     """
-    path = connection.sqlite_file(url)
+    path = sqlite_writer.sqlite_file(url)
     failure = sqlite_error(error)
     if path is None or failure is None:
         return None

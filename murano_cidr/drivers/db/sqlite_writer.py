@@ -29,6 +29,11 @@ directory for its new WAL handle; as the last one to close, a checkpoint).
 A fork waits for this process's writers to finish. The child gets turns
 and connections of its own: an inherited turn could be held by a thread
 it does not have, and an SQLite connection does not cross a fork.
+
+The file's WAL mode (:func:`wal`), the directory of the default file
+(:func:`create_directory`) and the check that ``db sync`` made the file
+(:func:`missing_file`) are here too: this module is loaded for an SQLite
+database only (and to name the file of a failed call).
 """
 
 import contextlib
@@ -36,12 +41,18 @@ import os
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
 
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
+
+#: How often a call retries an SQLite file another process writes: more
+#: than any call_timeout lets it, so the call's deadline ends the wait.
+BUSY_RETRIES = 10 ** 6
 
 #: The prefix of the in-process lock that lets one SQLite writer at a time
 #: in; the database's URL follows it.
@@ -151,3 +162,82 @@ class Writer(object):
                 kept.close()
         except Exception as e:  # a transaction's error is raised instead
             LOG.debug("Closing an SQLite connection failed: %s", e)
+
+
+def sqlite_file(url):
+    """Return the file an SQLite URL names, or None.
+
+    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
+    :returns: the path, or None for another database, an in-memory one, a
+        URI filename (``file:...``) or a URL that cannot be parsed.
+    """
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa_exc.ArgumentError, ValueError, TypeError):
+        return None
+    database = parsed.database
+    if (parsed.get_backend_name() != "sqlite" or not database
+            or database == ":memory:" or database.startswith("file:")):
+        return None
+    return database
+
+
+def missing_file(url):
+    """Return the SQLite file ``url`` names if it does not exist yet.
+
+    Connecting would create an empty file (and its directory) that only
+    ``db sync`` may make.
+
+    :param url: the database URL.
+    :returns: the path, or None if it exists or is not a file.
+    """
+    path = sqlite_file(url)
+    return path if path is not None and not os.path.exists(path) else None
+
+
+def create_directory(path):
+    """Create the state directory (mode 0700) if it does not exist.
+
+    Done when the database is first used, never by reading commands on a
+    database that does not exist (see :func:`missing_file`).
+
+    :param path: ``[cidr_allocator] state_path``, the directory of
+        the default file; None does nothing.
+    :raises murano_cidr.exceptions.InvalidConfig: if it cannot be created.
+    """
+    if path is None:
+        return
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        raise exceptions.InvalidConfig(
+            option="state_path",
+            reason="cannot create %s for the embedded database: %s"
+            % (path, e.strerror or e))
+
+
+def wal(engine):
+    """Let SQLite readers and the writer proceed side by side (WAL).
+
+    :param engine: a new SQLAlchemy engine (enginefacade's hook).
+    """
+    if engine.dialect.name != "sqlite":
+        return
+    database = engine.url.database
+    if not database or database == ":memory:":
+        return
+
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        except Exception as e:
+            # NOTE: the mode is the file's, kept across connections: one
+            # that finds the file held (a checkpoint, a recovery, a
+            # writer) goes on in its mode, and a later one sets it.
+            if "database is locked" not in str(e):
+                raise
+        finally:
+            cursor.close()
+
+    sa.event.listen(engine, "connect", on_connect)

@@ -27,8 +27,8 @@ import sqlalchemy as sa
 from murano_cidr import allocator
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import manage
-from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import options as db_options
+from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
@@ -149,6 +149,6 @@ class TestLockedSqliteFile(base.TestCase):
         # timeout=0: SQLite's busy wait would end the same way, later.
         engine = sa.create_engine("sqlite:///%s?timeout=0" % path)
         self.addCleanup(engine.dispose)
-        connection.sqlite_wal(engine)
+        sqlite_writer.wal(engine)
         with engine.connect() as conn:
             self.assertFalse(conn.closed)
