@@ -1,0 +1,51 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A Murano engine on a database server carries only what its driver runs.
+
+The engine of :mod:`murano_cidr.tests.unit.test_runtime_imports` (one
+network allocated, confirmed and released, in a fresh interpreter) with
+``[cidr_allocator_database] connection`` on PostgreSQL and on MariaDB: the
+network timeouts and the server's own session code load in place of
+SQLite's writer, within the same budget of lines.
+"""
+
+from murano_cidr.tests.functional.db import base
+from murano_cidr.tests.unit import test_runtime_imports as imports
+
+#: The ``db`` driver's modules that only an SQLite database loads.
+SQLITE_ONLY = frozenset({"murano_cidr.drivers.db.sqlite_writer"})
+
+
+class EngineImportsTests(object):
+
+    #: The modules this backend loads besides the driver's others.
+    server_modules = frozenset()
+
+    def test_only_the_server_s_runtime_modules(self):
+        modules = imports.run_engine(self, "db", self.url)["modules"]
+        self.assertEqual(
+            sorted(imports.CORE | imports.DRIVER_MODULES["db"] - SQLITE_ONLY
+                   | self.server_modules), sorted(modules))
+        self.assertLessEqual(sum(modules.values()),
+                             imports.LINE_BUDGET["db"], modules)
+
+
+class TestPostgresql(base.PostgresqlBackend, EngineImportsTests,
+                     base.DbTestCase):
+    server_modules = frozenset({"murano_cidr.drivers.db.timeouts",
+                                "murano_cidr.drivers.db.watchdog"})
+
+
+class TestMySQL(base.MySQLBackend, EngineImportsTests, base.DbTestCase):
+    server_modules = frozenset({"murano_cidr.drivers.db.timeouts",
+                                "murano_cidr.drivers.db.mysql_sessions"})
