@@ -30,6 +30,7 @@ import time
 
 import fixtures
 
+from murano_cidr.cmd import interrupts
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 
@@ -98,6 +99,15 @@ def wait_for(predicate, what):
         time.sleep(POLL)
 
 
+def _as_a_terminal_starts_it():
+    # NOTE: a shell without job control starts its background jobs (a CI
+    # script's, a helper's) with SIGINT ignored, the test runner inherits
+    # that, and an ignored signal rightly stays ignored in the command.
+    # An operator's command starts with the default handlers.
+    for number in interrupts.SIGNALS:
+        signal.signal(number, signal.SIG_DFL)
+
+
 class SignalTestCase(base.TestCase):
     """Start a command, signal it, check what it leaves."""
 
@@ -112,7 +122,8 @@ class SignalTestCase(base.TestCase):
         proc = subprocess.Popen(
             [sys.executable, "-m", "murano_cidr.cmd.cli"] + list(argv),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=env, start_new_session=True)
+            stderr=subprocess.PIPE, env=env, start_new_session=True,
+            preexec_fn=_as_a_terminal_starts_it)
         self.addCleanup(self._kill, proc)
         return proc
 
