@@ -18,6 +18,9 @@ The simulator's engines and the benchmarks build their configuration from
 read a file as a service does.
 """
 
+import glob
+import os
+
 from oslo_config import cfg
 
 from murano_cidr.drivers import commands
@@ -90,3 +93,15 @@ def make_conf(groups):
             if value is not None:
                 conf.set_override(option, value, group=group)
     return conf
+
+
+def used_files(conf):
+    """Return the configuration files a parsed ``conf`` read, as one string.
+
+    :param conf: a parsed :class:`oslo_config.cfg.ConfigOpts`.
+    :returns: the files, comma-separated, or ``"no configuration file"``.
+    """
+    files = list(conf.config_file or ())
+    for directory in conf.config_dir or ():
+        files.extend(sorted(glob.glob(os.path.join(directory, "*.conf"))))
+    return ", ".join(files) or "no configuration file"

@@ -79,18 +79,6 @@ def parse(conf, argv, prog, description=None, usage=None, version=None):
          default_config_dirs=default_dirs())
 
 
-def used_files(conf):
-    """Return the configuration files a parsed ``conf`` read, as one string.
-
-    :param conf: a parsed :class:`oslo_config.cfg.ConfigOpts`.
-    :returns: the files, comma-separated, or ``"no configuration file"``.
-    """
-    files = list(conf.config_file or ())
-    for directory in conf.config_dir or ():
-        files.extend(sorted(glob.glob(os.path.join(directory, "*.conf"))))
-    return ", ".join(files) or "no configuration file"
-
-
 #: oslo.config's text for a value of the wrong type; it names the option,
 #: not its group, and shows the location as a LocationInfo repr.
 #: NOTE: ConfigFileValueError (and ConfigSourceValueError) carry the

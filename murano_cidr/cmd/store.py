@@ -15,7 +15,7 @@
 from oslo_log import log as logging
 
 from murano_cidr import allocator
-from murano_cidr.cmd import configuration
+from murano_cidr import confutils
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -53,6 +53,6 @@ def open_driver(conf, require=(), action=None):
     """
     driver = allocator.get_allocator(conf, require=require, action=action)
     LOG.info("Configuration: %s; driver %s, %s",
-             configuration.used_files(conf), conf[opts.GROUP].driver,
+             confutils.used_files(conf), conf[opts.GROUP].driver,
              describe(driver))
     return driver

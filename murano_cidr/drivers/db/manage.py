@@ -25,10 +25,23 @@ check``) only reads, and reports a file that does not exist as a database
 without tables, creating nothing.
 """
 
+from oslo_log import log as logging
+
+from murano_cidr import confutils
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import revisions
 from murano_cidr import messages
+
+LOG = logging.getLogger(__name__)
+
+
+def _announce(conf):
+    # One line at INFO (--verbose) names the configuration files read and
+    # the database (no password), as the commands of murano-cidr do.
+    LOG.info("Configuration: %s; driver db, database %s",
+             confutils.used_files(conf),
+             messages.safe_url(connection.connection_url(conf)))
 
 
 def _describe(conf, revision):
@@ -43,17 +56,20 @@ def _describe(conf, revision):
 
 def do_db_sync(conf):
     """Create or upgrade the tables to a revision (``head`` by default)."""
+    _announce(conf)
     migration.upgrade(conf, conf.command.revision)
     print(_describe(conf, migration.current_revision(conf)))
 
 
 def do_db_version(conf):
     """Print the schema revision, or ``None`` without tables."""
+    _announce(conf)
     print(migration.current_revision(conf))
 
 
 def do_db_stamp(conf):
     """Record a revision without running any migration."""
+    _announce(conf)
     migration.stamp(conf, conf.command.revision)
     print(_describe(conf, migration.current_revision(conf)))
 

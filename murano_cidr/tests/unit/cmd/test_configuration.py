@@ -102,6 +102,19 @@ class TestSearch(base.TestCase):
         self.assertIn("Configuration: %s; driver db, database sqlite:///%s"
                       % (self.murano_conf, self.database), lines[0])
 
+    def test_manage_names_the_configuration_and_the_database(self):
+        for command in (["db", "sync"], ["db", "version"],
+                        ["db", "stamp", "head"]):
+            code, out, err = self.run_main(manage.main, "--verbose",
+                                           *command)
+            self.assertEqual(0, code, err)
+            lines = [line for line in err.splitlines()
+                     if "Configuration:" in line]
+            self.assertEqual(1, len(lines), err)
+            self.assertIn("Configuration: %s; driver db, database "
+                          "sqlite:///%s" % (self.murano_conf, self.database),
+                          lines[0])
+
     def test_the_password_is_hidden(self):
         self.write(os.path.join(self.conf_d, "db.conf"),
                    "[cidr_allocator_database]\nconnection = "
