@@ -36,13 +36,17 @@ tracks (it ends when the parent does).
 
 import contextlib
 from multiprocessing import resource_tracker
+import os
 import signal
+import sys
 import threading
 
 #: What a worker leaves to its parent while it starts.
 _DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: What ends a worker.
 _ENDING = (signal.SIGTERM, signal.SIGHUP)
+#: Seconds before a signal whose exit was lost is sent again.
+RESEND_DELAY = 0.05
 
 
 @contextlib.contextmanager
@@ -96,12 +100,31 @@ def _leave():
 
 def _end(signum, frame):
     # NOTE: a second signal must not cut the clean-up short; it is
-    # ignored here, not with SIG_IGN, which would make CPython raise for
-    # one already caught and not yet handled.
+    # ignored here (by _leave), not with SIG_IGN, which would make CPython
+    # raise for one already caught and not yet handled.
     if _Ending.signum is None:
         _Ending.signum = signum
-        if not _Ending.busy:
-            _leave()
+    if not _Ending.busy:
+        _leave()
+
+
+def _unraisable(unraisable):
+    # NOTE: a signal's handler runs between any two bytecodes of the main
+    # thread, also inside a weakref callback or a __del__, where Python
+    # prints an exception and goes on: the worker's SystemExit would be
+    # lost, with a traceback, and the worker would not end. The signal is
+    # sent again a moment later, from a timer's thread, so that its handler
+    # runs once this hook and the callback have returned; one that lands
+    # in such a place again comes back here, and is sent again.
+    if (isinstance(unraisable.exc_value, SystemExit)
+            and _Ending.signum is not None and _Ending.raised):
+        _Ending.raised = False
+        again = threading.Timer(RESEND_DELAY, os.kill,
+                                (os.getpid(), _Ending.signum))
+        again.daemon = True
+        again.start()
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def serving():
@@ -112,6 +135,7 @@ def serving():
     whenever they come.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.unraisablehook = _unraisable
     for number in _ENDING:
         signal.signal(number, _end)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)

@@ -15,9 +15,14 @@
 import multiprocessing
 import os
 import signal
+import threading
+import weakref
 
 from murano_cidr.measuring import workers
 from murano_cidr.tests import base
+
+#: Seconds before a test gives up on a worker: many times what it needs.
+WATCHDOG = 120
 
 
 def _report(queue):
@@ -62,7 +67,42 @@ def _call_then_end(queue):
         queue.put("the worker cleaned up")
 
 
+def _signalled_in_a_callback(queue):
+    workers.serving()
+
+    class Thing(object):
+        pass
+
+    def callback(ref):
+        # The handler runs at the next bytecode: inside this callback,
+        # where Python prints an exception and goes on.
+        os.kill(os.getpid(), signal.SIGTERM)
+        queue.put("the callback went on")
+
+    thing = Thing()
+    ref = weakref.ref(thing, callback)
+    try:
+        del thing
+        # Blocked as a worker waiting for its next task is.
+        threading.Event().wait(WATCHDOG)
+        queue.put("the worker went on")
+    finally:
+        queue.put("the worker cleaned up")
+    return ref
+
+
 class TestGuarded(base.TestCase):
+
+    def test_sigterm_in_a_weakref_callback_still_ends_the_worker(self):
+        ctx = multiprocessing.get_context("spawn")
+        queue = ctx.Queue()
+        process = ctx.Process(target=_signalled_in_a_callback,
+                              args=(queue,))
+        process.start()
+        self.assertEqual("the worker cleaned up",
+                         queue.get(timeout=WATCHDOG * 2))
+        process.join(WATCHDOG)
+        self.assertEqual(128 + signal.SIGTERM, process.exitcode)
 
     def test_sigterm_ends_the_worker_once_the_call_returned(self):
         ctx = multiprocessing.get_context("spawn")
