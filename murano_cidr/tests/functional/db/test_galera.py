@@ -162,8 +162,8 @@ class TestGalera(GaleraBackend, base.DbTestCase):
         progress = context.Queue()
         killed = context.Event()
         restarted = context.Event()
-        # A call on the dead node fails only after the retries (~17 s):
-        # one each while it is down.
+        # A call on the dead node fails only after its retries (at most
+        # call_timeout): one each while it is down.
         args = self.spread((10, 1, 10), progress, killed, restarted)
         args = [a[:2] + ({},) + a[2:] for a in args]
         processes, results = self.start_workers(
