@@ -43,10 +43,7 @@ from murano_cidr import opts
 #: The first pause between two attempts, in seconds; it doubles (with
 #: jitter) up to :data:`MAX_RETRY_INTERVAL`.
 RETRY_INTERVAL = 0.01
-#: NOTE: 0.5 s let a writer that kept losing to writers of other Galera
-#: nodes spend its 20 retries in 7.5 s; at 2 s they span most of
-#: call_timeout, while the first few retries stay as short as before.
-MAX_RETRY_INTERVAL = 2.0
+MAX_RETRY_INTERVAL = 2.0  # so 20 retries span most of call_timeout
 
 
 def _faults():
