@@ -29,19 +29,34 @@ def scope_overlaps(items, extent):
         ``other``, which starts at or before it (the widest such); every
         overlapping item appears once, in address order within its scope.
     """
-    by_scope = {}
+    groups, entries = {}, []
     for item in items:
         key = extent(item)
         if key is not None:
-            by_scope.setdefault(key[:2], []).append((key[2], key[3], item))
-    found = []
-    for entries in by_scope.values():
-        entries.sort(key=lambda e: (e[0], -e[1]))
-        widest = None
-        for first, last, item in entries:
-            if widest is not None and first <= widest[1]:
-                found.append((item, widest[2]))
-                continue
-            if widest is None or last > widest[1]:
-                widest = (first, last, item)
-    return found
+            group = groups.setdefault(key[:2], len(groups))
+            entries.append((group, key[2], key[3], item))
+    entries.sort(key=lambda e: (e[0], e[1], -e[2]))
+    return list(inside(entries))
+
+
+def inside(entries):
+    """Yield the entries inside an earlier one of their group.
+
+    Two CIDRs either nest or are disjoint, so one pass that keeps the last
+    entry which overlapped none finds every entry inside another.
+
+    :param entries: ``(group, first, last, item)`` tuples, sorted by group,
+        then first address, the widest first; the addresses may be any
+        values that compare as the addresses do (integers, fixed-width
+        hexadecimal).
+    :returns: an iterator of ``(item, other)`` pairs: ``item`` lies inside
+        ``other``, the widest entry of its group that starts at or before
+        it.
+    """
+    widest = None
+    for entry in entries:
+        if (widest is not None and entry[0] == widest[0]
+                and entry[1] <= widest[2]):
+            yield entry[3], widest[3]
+        else:
+            widest = entry

@@ -31,6 +31,7 @@ import typing
 import netaddr
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr import overlaps
 
 #: Row states in a plan.
 NEW = "new"
@@ -280,10 +281,9 @@ class Rows(object):
         The second and later rows of an owner are :data:`INVALID`; then a
         row inside another of its scope that sorts before it (by first
         address, the wider first, then file order) is, naming the widest
-        such row, as :func:`murano_cidr.overlaps.scope_overlaps` does.
-        Two CIDRs either nest or are disjoint, so one pass over the rows in
-        that order, the database's, keeping the last row that overlapped
-        none, finds them all; what it finds goes to the file in batches.
+        such row, as :func:`murano_cidr.overlaps.scope_overlaps` does: the
+        same pass (:func:`murano_cidr.overlaps.inside`) over the rows in
+        the database's order; what it finds goes to the file in batches.
         """
         self._flush()
         self._db.execute("CREATE INDEX row_owner ON row (owner, n)")
@@ -295,13 +295,10 @@ class Rows(object):
             "SELECT n, place, owner, cidr, scope, ip_version, first, last "
             "FROM row WHERE status = ? AND scope IS NOT NULL "
             "ORDER BY scope, ip_version, first, last DESC, n", (NEW,))
-        widest, found = None, []
-        for record in records:
-            # Fixed-width hexadecimal compares as the address does.
-            if (widest is None or record[4:6] != widest[4:6] or
-                    record[6] > widest[7]):
-                widest = record
-                continue
+        found = []
+        # Fixed-width hexadecimal compares as the address does.
+        for record, widest in overlaps.inside(
+                (r[4:6], r[6], r[7], r) for r in records):
             found.append((record[0], "%s overlaps %s of owner %s (%s) in "
                           "scope %s" % (record[3], widest[3], widest[2],
                                         widest[1], record[4])))
