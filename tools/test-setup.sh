@@ -18,9 +18,16 @@
 #
 # Run it as root (or as a user who may administer both servers). It is
 # idempotent: run it as often as you like. A server that is not reachable is
-# reported and skipped, so the tests for it skip (or fail, in CI).
+# reported and skipped, so the tests for it skip (or fail, in CI). Runs
+# that start at once take turns.
 
 set -eu
+
+# One run at a time: CI's two floor jobs start this script at the same
+# moment, and PostgreSQL fails one of two concurrent ALTER ROLE statements
+# on a role with "tuple concurrently updated".
+exec 9>"${TMPDIR:-/tmp}/murano-cidr-test-setup.lock"
+flock 9
 
 DB_USER=openstack_citest
 DB_PW=openstack_citest
