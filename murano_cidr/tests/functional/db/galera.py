@@ -13,13 +13,18 @@
 """A 3-node Galera cluster of MariaDB servers, started by the tests.
 
 :class:`GaleraCluster` runs three ``mariadbd`` with Debian's galera-4
-provider on free loopback ports, with their data directories in a
-temporary directory, as the ``mysql`` user when the tests run as root (a
+provider on loopback ports of their own, with their data directories in
+a temporary directory, as the ``mysql`` user when the tests run as root (a
 state snapshot transfer by rsync cannot work in a root-owned data
 directory). Node 1 bootstraps the cluster (``--wsrep-new-cluster``); nodes
 2 and 3 join it with an empty data directory and receive their state by
-rsync. Everything stops (SIGKILL to each node's process group, so the SST
-helpers go too) and is removed when the fixture is cleaned up.
+rsync. A node that was killed restarts as the distribution's service
+starts it: ``galera_recovery`` first reads the position its InnoDB files
+reached, so that it asks the others for the writes it missed (IST) rather
+than for a full copy (an rsync SST, which blocks writes on the donor for
+the whole transfer). Everything stops (SIGKILL to each node's process
+group, so the SST helpers go too) and is removed when the fixture is
+cleaned up.
 
 The tests get a database and a user of their own on it (:meth:`database`)
 and one URL per node (:meth:`url`); :meth:`kill` and :meth:`start` take a
@@ -30,7 +35,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -38,6 +42,8 @@ import uuid
 import fixtures
 import pymysql
 import tenacity
+
+from murano_cidr.tests.functional.lock import servers
 
 #: Where Debian's galera-4 package puts the provider.
 PROVIDERS = ("/usr/lib/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so",
@@ -99,7 +105,8 @@ def provider():
 
 def missing():
     """Say what this machine lacks to run a Galera cluster, or None."""
-    for binary in ("mariadbd", "mariadb-install-db", "rsync"):
+    for binary in ("mariadbd", "mariadb-install-db", "galera_recovery",
+                   "rsync"):
         if shutil.which(binary) is None and not os.path.exists(
                 os.path.join("/usr/sbin", binary)):
             return "%s (install mariadb-server and rsync)" % binary
@@ -115,17 +122,6 @@ def missing():
 
 def _binary(name):
     return shutil.which(name) or os.path.join("/usr/sbin", name)
-
-
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def _until(condition, timeout, what):
@@ -211,7 +207,7 @@ class GaleraCluster(fixtures.Fixture):
         self.directory = tempfile.mkdtemp(prefix="murano-cidr-galera-")
         self.addCleanup(shutil.rmtree, self.directory, True)
         os.chmod(self.directory, 0o755)
-        ports = _free_ports(4 * self.size)
+        ports = servers.claim_ports(self, 4 * self.size)
         cluster = "murano-cidr-" + uuid.uuid4().hex[:8]
         for number in range(1, self.size + 1):
             directory = os.path.join(self.directory, "node%d" % number)
@@ -274,6 +270,8 @@ class GaleraCluster(fixtures.Fixture):
             command.append("--user=mysql")
         if bootstrap:
             command.append("--wsrep-new-cluster")
+        elif os.path.exists(os.path.join(node.datadir, "grastate.dat")):
+            command += self._recovered_position(node)
         # NOTE: in a session of its own, under a shell that kills the
         # session when its standard input closes: should the test process
         # die without cleaning up, the node (and its SST helpers) goes too.
@@ -295,6 +293,23 @@ class GaleraCluster(fixtures.Fixture):
                    "of %d" % (number, expected))
         except RuntimeError as e:
             raise RuntimeError("%s\n%s" % (e, node.log()))
+
+    @staticmethod
+    def _recovered_position(node):
+        """Run ``galera_recovery`` on a node's data, as systemd does.
+
+        :returns: the ``--wsrep-start-position`` option to start the node
+            with, in a list (empty if the node had no position to recover).
+        :raises RuntimeError: if the recovery fails.
+        """
+        result = subprocess.run(
+            [_binary("galera_recovery"), "--defaults-file=" + node.config],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            timeout=START_TIMEOUT)
+        if result.returncode:
+            raise RuntimeError("galera_recovery failed on node %d: %s" % (
+                node.number, result.stderr.decode(errors="replace")))
+        return result.stdout.decode().split()
 
     def kill(self, number):
         """SIGKILL node ``number`` (and its helpers).

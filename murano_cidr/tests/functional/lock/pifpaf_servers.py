@@ -74,7 +74,7 @@ class PifpafServer(fixtures.Fixture):
         raise NotImplementedError
 
     def _setUp(self):
-        self.port = servers.free_port()
+        self.port, = servers.claim_ports(self)
         self.useFixture(self.driver())
 
 
@@ -105,7 +105,7 @@ class EtcdServer(PifpafServer):
 
     def driver(self):
         return self.driver_class()(port=self.port,
-                                   peer_port=servers.free_port())
+                                   peer_port=servers.claim_ports(self)[0])
 
     @property
     def url(self):

@@ -13,16 +13,18 @@
 """Lock services the functional tests start themselves: Redis, etcd,
 ZooKeeper.
 
-Each server listens on a free loopback port, or on the address of a
-network namespace of the test's own (:class:`murano_cidr.tests.functional.
-netns.ServerHost`) for the fault tests, keeps its data in a temporary
-directory, and is stopped by the fixture's cleanup.
+Each server listens on a loopback port of its own (:func:`claim_ports`),
+or on the address of a network namespace of the test's own
+(:class:`murano_cidr.tests.functional.netns.ServerHost`) for the fault
+tests, keeps its data in a temporary directory, and is stopped by the
+fixture's cleanup.
 :meth:`LocalServer.kill` sends SIGKILL, as a crash would;
 :meth:`LocalServer.start` brings the server back on the same port with the
 same data.
 """
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -39,11 +41,52 @@ START_TIMEOUT = 60
 ZOOKEEPER_JARS = ("/usr/share/java/zookeeper.jar",)
 
 
-def free_port():
-    """Return a TCP port of 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: The lowest port :func:`claim_ports` hands out.
+LOWEST_PORT = 10000
+
+
+def _ephemeral_ports():
+    """The ports the kernel gives the local end of outgoing connections."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(n) for n in f.read().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
+def claim_ports(fixture, count=1):
+    """Return ``count`` TCP ports for servers that the tests start.
+
+    Each is free on 127.0.0.1 now and stays the fixture's until its
+    cleanup, so that a server the test stops can start again on its port:
+    the ports lie outside the kernel's ephemeral range (which
+    ``bind(("127.0.0.1", 0))`` would pick from, and which any client's
+    connection may take while the server is down), and a claim in the
+    abstract socket namespace keeps other test processes off them.
+
+    :raises RuntimeError: if no ``count`` ports are free.
+    """
+    ephemeral = _ephemeral_ports()
+    candidates = [port for port in range(LOWEST_PORT, 65536)
+                  if port not in ephemeral]
+    ports = []
+    for port in random.sample(candidates, len(candidates)):
+        claim = socket.socket(socket.AF_UNIX)
+        try:
+            claim.bind("\0murano-cidr-test-port-%d" % port)
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", port))
+        except OSError:
+            claim.close()
+            continue
+        fixture.addCleanup(claim.close)
+        ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise RuntimeError("fewer than %d TCP ports free outside the "
+                       "ephemeral range %d-%d"
+                       % (count, ephemeral.start, ephemeral.stop - 1))
 
 
 def until(condition, timeout):
@@ -104,7 +147,7 @@ class LocalServer(fixtures.Fixture):
         """Write what the server needs in :attr:`directory`, once."""
 
     def _setUp(self):
-        self.port = free_port()
+        self.port, = claim_ports(self)
         self.directory = self.useFixture(fixtures.TempDir()).path
         self.prepare()
         self.addCleanup(self.stop)
@@ -257,7 +300,7 @@ class EtcdServer(LocalServer):
         return "etcd3+http://%s:%d" % (self.address, self.port)
 
     def prepare(self):
-        self.peer_port = free_port()
+        self.peer_port, = claim_ports(self)
 
     def command(self):
         client = "http://%s:%d" % (self.address, self.port)
