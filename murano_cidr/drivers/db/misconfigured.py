@@ -188,10 +188,13 @@ def translate(database, error):
         return exceptions.DatabaseNotSynced(
             url=database.safe_url, reason="table %s is missing" % error.table)
     if isinstance(error, (db_exc.DBDeadlock, db_exc.DBDuplicateEntry)):
-        why = ("still conflicting with concurrent allocators after %d "
-               "retries or %d s ([%s] db_max_retries, call_timeout)"
-               % (database.max_retries, database.call_timeout,
-                  db_options.GROUP))
+        # NOTE: either bound may end the retries first; on a slow link the
+        # first attempt can use up call_timeout before any retry.
+        why = ("still conflicting with concurrent allocators when the call "
+               "ran out of retries or time ([%s] db_max_retries = %d, "
+               "call_timeout = %d s)" % (db_options.GROUP,
+                                         database.max_retries,
+                                         database.call_timeout))
     elif isinstance(error, db_exc.DBNonExistentDatabase):
         why = "the database does not exist"
     elif connection_failed(error):

@@ -174,7 +174,8 @@ class TestAllocate(base.DbTestCase):
             "murano_cidr.drivers.db.statements.lock_scope", deadlock))
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               driver.allocate, "net-1", scope="r")
-        self.assertIn("after 2 retries", str(e))
+        self.assertIn("ran out of retries or time", str(e))
+        self.assertIn("db_max_retries = 2,", str(e))
         self.assertEqual([], self.rows())
         self.assertIsNone(self.generation("r"))
 
