@@ -454,6 +454,11 @@ class TestErrors(base.DbTestCase):
             self.assertIn("[cidr_allocator_database] connection", str(e))
 
     def test_missing_python_driver_is_a_config_error(self):
+        # NOTE: imported with PyMySQL first: imported under the patch, the
+        # module would keep no PyMySQL (and check no charset) for the tests
+        # that run after this one in the process, since the package keeps
+        # it as an attribute once the patch has dropped it from sys.modules.
+        from murano_cidr.drivers.db import mysql_sessions  # noqa: F401
         # None in sys.modules makes "import pymysql" fail.
         patcher = mock.patch.dict(sys.modules, {"pymysql": None})
         patcher.start()
