@@ -56,7 +56,9 @@ def starting():
     Signals to this process wait until the end of the block (none is
     lost): the workers it starts inherit them held back until they call
     :func:`serving`, and this process's handlers, which would raise in the
-    middle of a start and leave a worker half made, only note them. The
+    middle of a start and leave a worker half made, only note them. (A
+    signal that another thread of this process receives, whose C handler
+    runs only after the block, is handled then by the restored handler.) The
     resource tracker is started first. Outside the main thread the block
     runs unchanged.
     """
