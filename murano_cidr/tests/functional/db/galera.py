@@ -174,6 +174,30 @@ class Node(object):
                 and self.status("wsrep_cluster_size") == str(size)
                 and self.status("wsrep_ready") == "ON")
 
+    def state(self):
+        """Say what the node is doing, for failure details.
+
+        Its replication state, its open transactions and its log's end.
+        """
+        lines = ["node %d:" % self.number]
+        try:
+            with self.admin() as connection:
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                        "('wsrep_local_state_comment', 'wsrep_cluster_size',"
+                        " 'wsrep_local_recv_queue', "
+                        "'wsrep_flow_control_paused')")
+                    lines.append(repr(dict(cursor.fetchall())))
+                    cursor.execute(
+                        "SELECT trx_id, trx_state, trx_started, "
+                        "trx_wait_started, trx_query "
+                        "FROM information_schema.innodb_trx")
+                    lines += [repr(row) for row in cursor.fetchall()]
+        except pymysql.Error as e:
+            lines.append("not answering: %s" % e)
+        return "\n".join(lines + [self.log()])
+
     def log(self):
         """The tail of the node's error log, for failure messages."""
         try:
@@ -286,7 +310,9 @@ class GaleraCluster(fixtures.Fixture):
             if not node.running:
                 raise RuntimeError("node %d exited with %s" % (
                     number, node.process.returncode))
-            return node.synced(expected)
+            # NOTE: every node, the donor too: it takes writes as the
+            # others do only once it is back in Synced.
+            return all(n.synced(expected) for n in self.nodes if n.running)
 
         try:
             _until(joined, START_TIMEOUT, "node %d did not join a cluster "

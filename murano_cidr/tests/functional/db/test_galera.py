@@ -76,6 +76,10 @@ class GaleraBackend(object):
                           "machine lacks %s" % reason)
             self.skipTest("a Galera cluster needs %s" % reason)
         self.galera = self.cluster()
+        self.addOnException(lambda exc_info: self.addDetail(
+            "galera", content.text_content("\n\n".join(
+                node.state() for node in self.galera.nodes
+                if node.running))))
         for node in self.galera.nodes:
             if not node.running:  # a test before this one failed
                 self.galera.start(node.number)
