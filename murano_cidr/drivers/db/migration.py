@@ -22,7 +22,6 @@ Public functions take the configuration, build the database from
 take an engine (for tests and tools that hold one).
 """
 
-import os
 
 from alembic import command as alembic_command
 from oslo_log import log as logging
@@ -174,8 +173,7 @@ def _read_database(conf, func, absent):
     :returns: what ``func(engine)`` returns, or ``absent`` when the
         database is an SQLite file that does not exist (yet).
     """
-    path = sqlite_writer.sqlite_file(db_connection.connection_url(conf))
-    if path is not None and not os.path.exists(path):
+    if sqlite_writer.missing_file(db_connection.connection_url(conf)):
         return absent
     return _with_database(conf, func)
 
