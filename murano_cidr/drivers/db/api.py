@@ -118,7 +118,7 @@ class Database(object):
             from murano_cidr.drivers.db import mysql_sessions
             self._manager.append_on_engine_create(
                 mysql_sessions.read_committed)
-        if read_timeout:  # PostgreSQL's only: imported for it alone
+        if self.backend == "postgresql":  # imported for it alone
             from murano_cidr.drivers.db import watchdog
             self._manager.append_on_engine_create(functools.partial(
                 watchdog.watch, seconds=read_timeout))

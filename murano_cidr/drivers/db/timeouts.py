@@ -10,21 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What bounds each wait of the ``db`` driver on a network.
+"""The default connection parameters that bound the ``db`` driver's waits.
 
-Every connection to PostgreSQL or MySQL/MariaDB gets default connection
-parameters that bound its waits (:data:`DEFAULTS`, and MySQL's in
-:mod:`murano_cidr.drivers.db.mysql_sessions`): how long a connection
-attempt may take, how long a dead link goes unnoticed, and, on the server,
-how long a statement may wait for a lock and how long a transaction whose
-client went silent keeps its locks. The operator's
-``[cidr_allocator_database] connection_parameters`` (parsed by
-:mod:`murano_cidr.drivers.db.parameters`) and the URL's own query win over
-them, key by key (:func:`merged_url`). The whole call is bounded by
-``call_timeout`` on top (see :mod:`murano_cidr.drivers.db.api`);
-``doc/source/admin/timeouts.rst`` gives the formulas and measured figures.
-Loaded for a database on a server
-(:func:`murano_cidr.drivers.db.connection.connect_url`).
+Loaded for a database on a server only. The URL's own query, then
+``connection_parameters``, override :data:`DEFAULTS` (MySQL's:
+:mod:`murano_cidr.drivers.db.mysql_sessions`) key by key
+(:func:`merged_url`). What each bounds, the formula of a whole call and
+the measured figures: ``doc/source/admin/timeouts.rst``.
 """
 
 import sqlalchemy as sa

@@ -10,22 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""A client-side deadline on every wait of the PostgreSQL driver.
+"""Client-side deadlines on the PostgreSQL driver's waits.
 
-A server whose kernel still answers but which never does (stopped, a hung
-disk) escapes libpq's ``connect_timeout``, ``tcp_user_timeout`` and
-keepalives (its kernel acknowledges everything) and the server's
-``statement_timeout`` (its timer does not run). psycopg2's wait callback
-would bound it, but it is the whole process's, shared with the host's own
-PostgreSQL users. So a watchdog thread cuts a connection that waited
-``read_timeout`` since its ping, statement, commit or rollback began: it
-shuts the socket down (a duplicate of psycopg2's public ``fileno()``),
-libpq returns "server closed the connection unexpectedly", SQLAlchemy drops
-the connection, and the call is retried or fails typed. A connection is
-watched from its checkout (or creation) to its check-in; ``read_timeout``
-is above ``statement_timeout`` and ``idle_in_transaction_session_timeout``,
-so only a connection the server would not answer anyway is cut. The thread
-is a real one under eventlet too; a forked child starts without it.
+A real thread (also under eventlet) shuts down the socket of a connection
+that waited ``read_timeout`` since its ping, statement, commit or rollback
+began; under a psycopg2 wait callback (eventlet's) a green timeout bounds
+each connection attempt, which libpq's ``connect_timeout`` then does not.
+Why and how: ``doc/source/contributor/drivers.rst``.
 """
 
 import os
@@ -107,14 +98,32 @@ def _dbapi(connection):  # named dbapi_connection since SQLAlchemy 1.4.24
     return getattr(fairy, "dbapi_connection", None) or fairy.connection
 
 
+def _bounded_connect(dialect, conn_rec, cargs, cparams):
+    # NOTE: the wait callback is the whole process's (Murano's own
+    # connections use it): this bounds murano-cidr's connections only.
+    eventlet = sys.modules.get("eventlet")
+    seconds = int(cparams.get("connect_timeout") or 0)
+    if (eventlet is None or not seconds or dialect.driver != "psycopg2"
+            or dialect.dbapi.extensions.get_wait_callback() is None):
+        return None
+    with eventlet.Timeout(seconds, dialect.dbapi.OperationalError(
+            "timeout expired (connect_timeout=%d s, timed by murano-cidr "
+            "under a wait callback)" % seconds)):
+        return dialect.connect(*cargs, **cparams)
+
+
 def watch(engine, seconds):
     """Give every wait of ``engine``'s PostgreSQL connections a deadline.
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     :param seconds: how long one wait may last (``read_timeout``); None
-        or another database: nothing is watched.
+        or 0: only connection attempts are bounded (under a wait
+        callback). Another database: nothing is watched.
     """
-    if not seconds or engine.dialect.name != "postgresql":
+    if engine.dialect.name != "postgresql":
+        return
+    sa.event.listen(engine, "do_connect", _bounded_connect)
+    if not seconds:
         return
 
     def arm(dbapi_connection, *args):
