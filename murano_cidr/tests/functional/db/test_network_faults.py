@@ -27,9 +27,13 @@ The cells that run by default are those the gate needs; the others
 (``MURANO_CIDR_ALL_FAULTS=1``) were measured once, figures in the docs.
 """
 
+import json
 import os
 import queue
 import socket
+import subprocess
+import sys
+import threading
 import unittest
 
 import fixtures
@@ -104,7 +108,10 @@ def load_tests(loader, tests, pattern):
     suite = unittest.TestSuite()
     for test in testtools.iterate_tests(tests):
         cell = getattr(test, "_testMethodName", "")[len("test_"):]
-        if cell not in BY_HAND or cell in getattr(test, "ci_cells", ()):
+        if getattr(test, "runtime", "plain") == "eventlet":
+            if cell in test.eventlet_cells:
+                suite.addTest(test)
+        elif cell not in BY_HAND or cell in getattr(test, "ci_cells", ()):
             suite.addTest(test)
     return suite
 
@@ -120,6 +127,50 @@ class _Client(object):
         self.results = results
 
 
+class _PatchedProcess(object):
+    """A client in an interpreter patched as Murano's engine.
+
+    It has a :class:`_Client`'s queues, carried over its standard input
+    and output (:func:`fault_workers.serve_lines`).
+    """
+
+    def __init__(self, args, directory, name):
+        with open(os.path.join(directory, name + ".stderr"), "wb") as err:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-c", fault_workers.PATCHED,
+                 json.dumps(args)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=err)
+        self.commands = self
+        self.resume = self
+        self.results = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.popen.stdout:
+            self.results.put(tuple(json.loads(line)))
+
+    def _send(self, line):
+        self.popen.stdin.write((line + "\n").encode())
+        self.popen.stdin.flush()
+
+    def put(self, command):
+        self._send(json.dumps(command))
+
+    def set(self):
+        self._send(fault_workers.RESUME)
+
+    def is_alive(self):
+        return self.popen.poll() is None
+
+    def kill(self):
+        self.popen.kill()
+
+    def join(self, timeout):
+        self.popen.wait(timeout)
+        self.popen.stdin.close()
+        self.popen.stdout.close()
+
+
 class Clients(object):
     """Client processes of a test, their calls and their watchdog."""
 
@@ -127,6 +178,14 @@ class Clients(object):
     backend = None
     #: A call's documented bound.
     call_bound = CALL_BOUND
+    #: How the clients run: "plain", or "eventlet" (patched as Murano's
+    #: engine and API are, ``eventlet.monkey_patch()`` first).
+    runtime = "plain"
+    #: The cells run by default with eventlet's clients: those where the
+    #: runtime changes how a wait ends (a connection attempt, a frozen
+    #: server); every cell with ``MURANO_CIDR_ALL_FAULTS=1``.
+    eventlet_cells = ("frozen_server_first_call", "frozen_server_mid_call",
+                      "the_first_connection_ends_typed")
 
     def start_clients(self):
         """Prepare for :meth:`client` (in ``setUp``)."""
@@ -138,6 +197,14 @@ class Clients(object):
         self.n = 0
 
     def client(self, name, namespace=None, url=None, settings=None):
+        if self.runtime == "eventlet":
+            process = _PatchedProcess(
+                [url or self.server.url, settings or DATABASE_SETTINGS,
+                 namespace, name, self.directory], self.directory, name)
+            client = _Client(name, process, process.commands,
+                             process.resume, process.results)
+            self.clients.append(client)
+            return client
         commands = self.context.Queue()
         results = self.context.Queue()
         resume = self.context.Event()
@@ -196,8 +263,8 @@ class Clients(object):
         ``MURANO_CIDR_FAULT_FIGURES=PATH`` appends one line per figure to
         PATH (how the docs' figures were collected).
         """
-        line = "%s %s: %s %.1f s" % (self.backend, label,
-                                     outcome[0], outcome[2])
+        line = "%s (%s) %s: %s %.1f s" % (self.backend, self.runtime, label,
+                                          outcome[0], outcome[2])
         self.addDetail(label, content.text_content(line))
         path = os.environ.get("MURANO_CIDR_FAULT_FIGURES")
         if path:
@@ -396,3 +463,24 @@ class TestSilentMariadb(Clients, base.TestCase):
         self.measured("server's greeting never comes", outcome)
         self.assert_unavailable(outcome)
         self.assertIn("root@127.0.0.1", outcome[1])
+
+
+class TestPostgresqlEventlet(TestPostgresql):
+    """PostgreSQL's cells, the clients patched as Murano's engine.
+
+    Under eventlet's psycopg2 wait callback libpq's ``connect_timeout``
+    does not apply: a first call, or a reconnection after the watchdog's
+    cut, waited for ever (issue 34).
+    """
+    runtime = "eventlet"
+    eventlet_cells = Clients.eventlet_cells + ("blackhole_before_connect",)
+
+
+class TestMariadbEventlet(TestMariadb):
+    """MariaDB's cells, the clients patched as Murano's engine."""
+    runtime = "eventlet"
+
+
+class TestSilentMariadbEventlet(TestSilentMariadb):
+    """The greeting never comes, the client patched as Murano's engine."""
+    runtime = "eventlet"
