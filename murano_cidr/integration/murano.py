@@ -13,28 +13,14 @@
 """What Murano's ``NetworkExplorer`` calls instead of picking CIDRs itself.
 
 The engine keeps its Neutron client and its MuranoPL; its
-``get_available_cidr`` calls :func:`get_available_cidr` with the client,
-and two new methods call :func:`confirm_cidr` and :func:`release_cidr`.
-The engine plugin (:mod:`murano_cidr.integration.plugin`) sets these on
-Murano's class, with no edit to Murano's Python; they amount to this on
-Train and later (``ip_version`` exists there)::
-
-    from murano_cidr.integration import murano as murano_cidr
-
-    def get_available_cidr(self, router_id, net_id, ip_version=4):
-        return murano_cidr.get_available_cidr(
-            self._client, router_id, net_id, ip_version=ip_version)
-
-    def confirm_cidr(self, net_id):
-        murano_cidr.confirm_cidr(net_id)
-
-    def release_cidr(self, net_id):
-        return murano_cidr.release_cidr(net_id)
-
-MuranoPL calls the last two once the core library has the optional change
+``get_available_cidr`` calls :func:`get_available_cidr` with the client, and
+two new methods call :func:`confirm_cidr` and :func:`release_cidr`. The engine
+plugin (:mod:`murano_cidr.integration.plugin`) sets these methods, three lines
+of its own, on Murano's class, with no edit to Murano's Python. MuranoPL calls
+the last two once the core library has the optional change
 (:mod:`murano_cidr.integration.core_library`). ``net_id`` is MuranoPL's
-``id($)`` of the ``NeutronNetwork`` object, not a Neutron network id;
-integer ids, as Murano's unit tests pass, are their decimal strings.
+``id($)`` of the ``NeutronNetwork`` object, not a Neutron network id; integer
+ids, as Murano's unit tests pass, are their decimal strings.
 
 The CIDRs already on the router are read from the engine's client the way
 the engine always read them (the router's ports, their subnet ids, those
