@@ -121,13 +121,12 @@ class NetworkCidrAllocator(object):
         """Say that the network's subnet now exists in Neutron; never raises.
 
         Call it after the Heat stack push that created the subnet and its
-        router interface. Neutron accepted that interface, so the router is
-        the record from then on: every allocation on the router reads it
-        and never hands the CIDR out while the subnet is there. A driver
-        that could not confirm (a ``lock`` reservation that expired first,
-        an unreachable database) therefore does not fail a deployment that
-        worked: the error is logged as a warning and counted
-        (:attr:`confirm_failures`), and the deployment goes on.
+        router interface: the router is the record from then on (see
+        :meth:`murano_cidr.drivers.base.AllocatorDriver.confirm`). A driver
+        that could not confirm (a reservation lost first, an unreachable
+        database) does not fail a deployment that worked: it is logged (a
+        lost reservation as an error: its CIDR may have been another
+        network's) and counted (:attr:`confirm_failures`).
 
         :param net_id: the network's id, as given to
             :meth:`get_available_cidr`.
@@ -139,14 +138,14 @@ class NetworkCidrAllocator(object):
             self.confirm_failures[type(e).__name__] += 1
             # NOTE: a library error is one line; anything else is a bug of
             # a driver, whose traceback is worth the log.
-            LOG.warning("Could not confirm the CIDR of network %s (%s: %s); "
-                        "its subnet is on the router, which keeps the CIDR "
-                        "from being handed out again, so the deployment "
-                        "goes on (%d confirmations failed in this process)",
-                        net_id, type(e).__name__, e,
-                        sum(self.confirm_failures.values()),
-                        exc_info=not isinstance(
-                            e, exceptions.MuranoCidrException))
+            log = LOG.error if isinstance(
+                e, exceptions.ReservationLost) else LOG.warning
+            log("Could not confirm the CIDR of network %s (%s: %s); its "
+                "subnet is on the router, which keeps the CIDR from being "
+                "handed out again, so the deployment goes on (%d "
+                "confirmations failed in this process)", net_id,
+                type(e).__name__, e, sum(self.confirm_failures.values()),
+                exc_info=not isinstance(e, exceptions.MuranoCidrException))
             return False
         return True
 
