@@ -33,6 +33,13 @@ Checks (each says what to do when it does not succeed):
   ``db`` driver's *Database*, the ``lock`` driver's *Lock service*), run
   for the configured driver and reported as not used for the others.
 
+With no ``[cidr_allocator] driver`` set in the configuration files given
+(as the engine reads them: the plugin's
+:func:`~murano_cidr.integration.plugin.driver_set_in`), the engine loads
+no driver and picks its CIDRs itself, so the driver, store hosts and
+driver checks report that they are not used, rather than test the store
+of the commands' default driver (``db``).
+
 Exit codes are oslo.upgradecheck's: ``0`` every check succeeded, ``1`` a
 warning (the upgrade may be fine: read it), ``2`` a failure (fix it before
 restarting; also for a bad command line or configuration file, or any
@@ -76,6 +83,9 @@ FAILURE = upgradecheck.Code.FAILURE
 MURANO_OPTS = [cfg.ListOpt("enabled_plugins",
                            help="Murano's own option: the plugins its "
                            "loaders load (all when unset).")]
+#: What the checks of a driver say when the engine uses none.
+NOT_USED = ("Not used: no [cidr_allocator] driver is set; Murano's engine "
+            "picks CIDRs itself.")
 #: What :func:`oslo_upgradecheck.upgradecheck.run` returns for an
 #: unexpected error, "so it's not confused with the upgrade check exit
 #: codes".
@@ -102,6 +112,17 @@ def _guarded(check):
             return _result(FAILURE, "%s: %s (run with --debug for the "
                            "traceback)"
                            % (type(e).__name__, messages.clause(e)))
+    return wrapper
+
+
+def _driver_used(check):
+    """Report a check of the driver as not used when none is set."""
+
+    @functools.wraps(check)
+    def wrapper(self):
+        if plugin.driver_set_in(self.conf) is None:
+            return _result(SUCCESS, NOT_USED)
+        return check(self)
     return wrapper
 
 
@@ -174,6 +195,7 @@ class Checks(upgradecheck.UpgradeCommands):
                        % (summary, wanted))
 
     @_guarded
+    @_driver_used
     def check_driver(self):
         """The configured driver is installed and accepts its options."""
         name = self.driver_name
@@ -201,6 +223,7 @@ class Checks(upgradecheck.UpgradeCommands):
                        % (name, guarantee))
 
     @_guarded
+    @_driver_used
     def check_store_hosts(self):
         """The driver's store is one that engines on several hosts share."""
         try:
@@ -253,6 +276,7 @@ def _driver_check(name, check):
     """Run a driver's check only when it is the configured driver."""
 
     @_guarded
+    @_driver_used
     def run(checks):
         if checks.driver_name != name:
             return _result(SUCCESS, "Not used by driver %r."

@@ -105,19 +105,12 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
             for no scope.
         :param taken: CIDRs in use, as an iterable of strings or
             :class:`netaddr.IPNetwork`, or a callable returning one (called
-            at the moment the driver decides). Only a callable protects
-            against what changed since the caller listed the router: the
-            ``lock`` driver calls it again under its lock after reserving,
-            and gives the candidate up if its subnet appeared meanwhile; the
-            ``db`` driver calls it after locking the scope's row, so a
-            released CIDR is freed only by a read made after the call
-            began. A plain collection is read once, before any lock, as a
-            snapshot of whenever the caller made it: a subnet created
-            since is not seen, and the ``db`` driver frees with it a
-            released CIDR it does not show, so only ``[cidr_allocator]
-            release_grace`` longer than its age covers that.
-            Pass a callable that lists the router (the Murano integration
-            does).
+            at the moment the driver decides, under its lock or row). A
+            plain collection is a snapshot: only a callable protects
+            against a subnet that appeared since the caller listed the
+            router (doc/source/contributor/drivers.rst says how each
+            driver reads it). Pass a callable that lists the router (the
+            Murano integration does).
         :param ip_version: 4 or 6.
         :returns: the CIDR, as a string such as ``"10.0.3.0/24"``.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
@@ -149,7 +142,8 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.ReservationLost: if the reservation
-            expired before it was confirmed (drivers with reservations).
+            expired (``lock``) or was reclaimed (``db``) before it was
+            confirmed.
         :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
             store cannot record it; the allocation stays unconfirmed.
         """

@@ -27,12 +27,7 @@ from murano_cidr import opts
 
 
 class DriverHooks(object):
-    """The class-level side of an allocator driver.
-
-    A driver announces what it can do in :attr:`capabilities`, the way tooz
-    drivers announce their characteristics, its options in
-    :meth:`list_opts` and its client libraries' extras in :attr:`extras`,
-    so that no command names a driver.
+    """The class-level side of an allocator driver (see the module).
 
     :cvar name: the driver's entry point name.
     :cvar capabilities: a frozenset of

@@ -13,28 +13,14 @@
 """What Murano's ``NetworkExplorer`` calls instead of picking CIDRs itself.
 
 The engine keeps its Neutron client and its MuranoPL; its
-``get_available_cidr`` calls :func:`get_available_cidr` with the client,
-and two new methods call :func:`confirm_cidr` and :func:`release_cidr`.
-The engine plugin (:mod:`murano_cidr.integration.plugin`) sets these on
-Murano's class, with no edit to Murano's Python; they amount to this on
-Train and later (``ip_version`` exists there)::
-
-    from murano_cidr.integration import murano as murano_cidr
-
-    def get_available_cidr(self, router_id, net_id, ip_version=4):
-        return murano_cidr.get_available_cidr(
-            self._client, router_id, net_id, ip_version=ip_version)
-
-    def confirm_cidr(self, net_id):
-        murano_cidr.confirm_cidr(net_id)
-
-    def release_cidr(self, net_id):
-        return murano_cidr.release_cidr(net_id)
-
-MuranoPL calls the last two once the core library has the optional change
+``get_available_cidr`` calls :func:`get_available_cidr` with the client, and
+two new methods call :func:`confirm_cidr` and :func:`release_cidr`. The engine
+plugin (:mod:`murano_cidr.integration.plugin`) sets these methods, three lines
+of its own, on Murano's class, with no edit to Murano's Python. MuranoPL calls
+the last two once the core library has the optional change
 (:mod:`murano_cidr.integration.core_library`). ``net_id`` is MuranoPL's
-``id($)`` of the ``NeutronNetwork`` object, not a Neutron network id;
-integer ids, as Murano's unit tests pass, are their decimal strings.
+``id($)`` of the ``NeutronNetwork`` object, not a Neutron network id; integer
+ids, as Murano's unit tests pass, are their decimal strings.
 
 The CIDRs already on the router are read from the engine's client the way
 the engine always read them (the router's ports, their subnet ids, those
@@ -135,13 +121,12 @@ class NetworkCidrAllocator(object):
         """Say that the network's subnet now exists in Neutron; never raises.
 
         Call it after the Heat stack push that created the subnet and its
-        router interface. Neutron accepted that interface, so the router is
-        the record from then on: every allocation on the router reads it
-        and never hands the CIDR out while the subnet is there. A driver
-        that could not confirm (a ``lock`` reservation that expired first,
-        an unreachable database) therefore does not fail a deployment that
-        worked: the error is logged as a warning and counted
-        (:attr:`confirm_failures`), and the deployment goes on.
+        router interface: the router is the record from then on (see
+        :meth:`murano_cidr.drivers.base.AllocatorDriver.confirm`). A driver
+        that could not confirm (a reservation lost first, an unreachable
+        database) does not fail a deployment that worked: it is logged (a
+        lost reservation as an error: its CIDR may have been another
+        network's) and counted (:attr:`confirm_failures`).
 
         :param net_id: the network's id, as given to
             :meth:`get_available_cidr`.
@@ -153,14 +138,14 @@ class NetworkCidrAllocator(object):
             self.confirm_failures[type(e).__name__] += 1
             # NOTE: a library error is one line; anything else is a bug of
             # a driver, whose traceback is worth the log.
-            LOG.warning("Could not confirm the CIDR of network %s (%s: %s); "
-                        "its subnet is on the router, which keeps the CIDR "
-                        "from being handed out again, so the deployment "
-                        "goes on (%d confirmations failed in this process)",
-                        net_id, type(e).__name__, e,
-                        sum(self.confirm_failures.values()),
-                        exc_info=not isinstance(
-                            e, exceptions.MuranoCidrException))
+            log = LOG.error if isinstance(
+                e, exceptions.ReservationLost) else LOG.warning
+            log("Could not confirm the CIDR of network %s (%s: %s); its "
+                "subnet is on the router, which keeps the CIDR from being "
+                "handed out again, so the deployment goes on (%d "
+                "confirmations failed in this process)", net_id,
+                type(e).__name__, e, sum(self.confirm_failures.values()),
+                exc_info=not isinstance(e, exceptions.MuranoCidrException))
             return False
         return True
 

@@ -17,6 +17,9 @@ A test-case mixin for any backend: the test case gives ``make_driver``
 :class:`~murano_cidr.tests.release_window.Clock` makes it.
 """
 
+import sqlalchemy as sa
+
+from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests import release_window
 
@@ -56,6 +59,44 @@ class ReclaimTests(object):
                           "net-5", scope=SCOPE)
         self.assertEqual({"net-1", "net-2", "net-3", "net-4"},
                          {a.owner for a in self.driver.list(SCOPE)})
+
+    def rows(self):
+        """Every allocation row, as the database holds it."""
+        table = statements.ALLOCATIONS
+        with self.driver.database.engine.connect() as conn:
+            return conn.execute(sa.select(table).order_by(
+                table.c.id)).fetchall()
+
+    def test_a_late_confirm_of_a_reclaimed_reservation_raises(self):
+        # The engine of "dead" was slow, not dead: past the timeout its
+        # reservation is reclaimed and handed out again, then its stack
+        # push ends and it confirms.
+        self.clock.later(TIMEOUT)
+        self.assertEqual(self.cidrs["dead"],
+                         self.driver.allocate("net-4", scope=SCOPE))
+        before = self.rows()
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "dead")
+        self.assertIn("The reservation of %s for owner dead was lost before "
+                      "it was confirmed (" % self.cidrs["dead"], str(e))
+        self.assertIn("reclaimed, unconfirmed for longer than "
+                      "[cidr_allocator] reservation_timeout = %d s" % TIMEOUT,
+                      str(e))
+        self.assertIn("if its subnet is on the router already", str(e))
+        # Nothing changed: net-4 still holds it, unconfirmed.
+        self.assertEqual(before, self.rows())
+        self.assertIsNone(self.driver.get("dead"))
+        self.assertFalse(self.driver.get("net-4").confirmed)
+        # A second confirm has nothing left to report.
+        self.driver.confirm("dead")
+        self.assertEqual(before, self.rows())
+
+    def test_confirming_twice_is_not_an_error(self):
+        self.driver.confirm("dead")
+        self.driver.confirm("dead")
+        self.clock.later(10 * TIMEOUT)
+        self.driver.confirm("dead")
+        self.assertTrue(self.driver.get("dead").confirmed)
 
     def test_never_while_its_subnet_is_on_the_router(self):
         self.clock.later(10 * TIMEOUT)

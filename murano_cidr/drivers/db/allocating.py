@@ -26,27 +26,18 @@
    inserts nothing if the owner holds a CIDR or any row of the scope
    overlaps the candidate, live or released, whoever wrote it
    (:func:`~.statements.insert_if_free`). Inserted: done.
-5. **Free what is freeable, and try again.** Nothing inserted: the rows
-   around the candidate are read (:data:`WINDOW` candidates from it, index
-   lookups), and those that may go are deleted (:func:`_learn`): a row
-   released longer than ``release_grace`` ago, or an unconfirmed
-   reservation older than ``reservation_timeout`` (its engine died before
-   its subnet reached the router), if ``taken``, as read under the lock,
-   shows nothing overlapping it. Both ages are the database server's
-   clock. What is left goes into the hint, and another candidate is drawn.
-   After :data:`MAX_MISSES` misses, or when the hint and ``taken`` leave
-   nothing, the scope's rows are read in full (and freed alike) and the
-   choice is made from that exact picture; only then is the pool called
+5. **Free what is freeable, and try again.** Nothing inserted: the rows around
+   the candidate are read (:data:`WINDOW` candidates from it, index lookups),
+   and those that may go are deleted (:func:`_learn`): a row released longer
+   than ``release_grace`` ago, or an unconfirmed reservation older than
+   ``reservation_timeout`` (its engine died or stalled before its subnet
+   reached the router), if ``taken``, as read under the lock, shows nothing
+   overlapping it. Both ages are the database server's clock. What is left goes
+   into the hint, and another candidate is drawn. After :data:`MAX_MISSES`
+   misses, when the hint and ``taken`` leave nothing, or at a process's first
+   allocation in the scope, the scope's rows are read in full (and freed alike)
+   and the choice is made from that exact picture; only then is the pool called
    exhausted.
-
-A process's first allocation in a scope reads it in full (step 5's full
-read); the hint then follows what the process inserts and learns. A hint
-that is wrong costs a miss, never a CIDR. Allocations without a scope only
-avoid ``taken`` and the owner's own row.
-
-A release takes the scope's lock too, so no release can come between an
-allocation's read of ``taken`` and its delete: a released row is freed only
-by a read of the router made after its release.
 """
 
 import collections

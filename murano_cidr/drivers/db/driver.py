@@ -21,25 +21,16 @@ One allocation is one transaction, usually of two statements (the
 scope's lock, then an ``INSERT ... SELECT`` the database checks against
 every live and held row of the scope); its steps, top to bottom, are in
 :mod:`murano_cidr.drivers.db.allocating`, the SQL in
-:mod:`murano_cidr.drivers.db.statements`. PostgreSQL reads committed
+:mod:`murano_cidr.drivers.db.statements`, the transactions and their
+retries in :mod:`murano_cidr.drivers.db.api`. PostgreSQL reads committed
 data; the driver sets READ COMMITTED on its MySQL sessions; on Galera,
 where locks are per node, two allocations of a scope conflict at commit
 and one is retried.
-
-A released allocation of a scope is held back, its range occupied, until
-an allocation in the scope (or ``murano-cidr reconcile``) sees its subnet
-off the router and ``[cidr_allocator] release_grace`` has passed; an
-allocation never confirmed is reclaimed the same way after
-``[cidr_allocator] reservation_timeout``. Both ages are measured with the
-database server's clock.
-
-Lost races, deadlocks and dropped connections are retried by
-``oslo_db.api.wrap_db_retry`` (``[cidr_allocator_database] db_max_retries``
-times, with a growing, randomised pause), then fail with
-:class:`~murano_cidr.exceptions.DatabaseUnavailable`.
 """
 
+import collections
 import datetime
+import threading
 
 from oslo_log import log as logging
 
@@ -52,6 +43,7 @@ from murano_cidr.drivers.db import api
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr.drivers.db import statements
+from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
 
@@ -76,14 +68,18 @@ class DbDriver(base.AllocatorDriver):
     * Allocations without a scope are never checked against each other
       (``scope=None`` means overlaps are allowed); only ``taken`` applies.
     * Any process may confirm or release what another allocated: every
-      record is the database's, keyed by owner. A process only keeps a
-      hint of which candidates to try, never what decides.
+      record is the database's, keyed by owner. A process keeps a hint of
+      which candidates to try and, until their confirm, the CIDRs it
+      allocated, never what decides. Its late ``confirm`` (below) of one
+      the owner no longer holds raises; a second confirm, or one of an
+      owner holding nothing it did not allocate, is only logged.
     * An allocation lives until :meth:`release`; ``confirm`` marks it
       confirmed. One never confirmed (its engine died before the subnet
       reached the router) is reclaimed by an allocation in its scope once
       ``[cidr_allocator] reservation_timeout`` (default 2 h) has passed,
       if ``taken`` does not show it: an engine slower than that may find
-      its CIDR handed out again, and Neutron refuse its subnet.
+      its CIDR handed out again, and its ``confirm`` raises
+      :class:`~murano_cidr.exceptions.ReservationLost`.
     * A released CIDR of a scope is held back (:meth:`list_released`)
       until an allocation in the scope reads ``taken`` without it, after
       ``[cidr_allocator] release_grace``. A subnet the allocating engine
@@ -106,6 +102,8 @@ class DbDriver(base.AllocatorDriver):
                               caps.Capability.IMPORTS,
                               caps.Capability.HOLDS_RELEASED})
     extras = db_package.EXTRAS
+    #: Owners whose CIDR a driver remembers until confirmed (oldest go).
+    max_unconfirmed = 1024
 
     @classmethod
     def list_opts(cls):
@@ -121,6 +119,10 @@ class DbDriver(base.AllocatorDriver):
         self.ages = (conf[opts.GROUP].release_grace,
                      conf[opts.GROUP].reservation_timeout)
         self.release_grace = datetime.timedelta(seconds=self.ages[0])
+        #: What this process allocated, by owner, until confirmed: which
+        #: CIDR confirm expects the owner to hold, and names if it does not.
+        self.unconfirmed = collections.OrderedDict()
+        self.guard = threading.Lock()
 
     shared_store_option = ("[cidr_allocator_database] connection (a "
                            "MySQL/MariaDB or PostgreSQL database)")
@@ -165,7 +167,17 @@ class DbDriver(base.AllocatorDriver):
         else:
             LOG.debug("Owner %s already holds %s in scope %s", owner, cidr,
                       scope)
+        self._remember(owner, cidr)
         return cidr
+
+    def _remember(self, owner, cidr=None):
+        """Remember the CIDR allocated to ``owner``; forget it with None."""
+        with self.guard:
+            self.unconfirmed.pop(owner, None)
+            if cidr is not None:
+                self.unconfirmed[owner] = cidr
+                if len(self.unconfirmed) > self.max_unconfirmed:
+                    self.unconfirmed.popitem(last=False)
 
     def _allocate(self, conn, owner, scope, pool, taken, taken_set):
         """One attempt, one transaction: :func:`.allocating.allocate`."""
@@ -182,8 +194,27 @@ class DbDriver(base.AllocatorDriver):
     # -- confirm, release, get, list -----------------------------------------
 
     def confirm(self, owner):
+        """Mark the allocation of ``owner`` confirmed (see the class).
+
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
+        :raises murano_cidr.exceptions.ReservationLost: if the CIDR this
+            process allocated to ``owner`` is no longer the owner's
+            (reclaimed after ``reservation_timeout``); nothing is written.
+        :raises murano_cidr.exceptions.DatabaseNotSynced: before ``db sync``.
+        :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
+            cannot be reached; the allocation stays unconfirmed.
+        """
         owner = allocation_mod.validate_owner(owner)
-        if not self.database.write(statements.confirm, owner):
+        cidr = self.unconfirmed.get(owner)
+        confirmed = self.database.write(statements.confirm, owner, cidr)
+        self._remember(owner)
+        if not confirmed and cidr is not None:
+            raise exceptions.ReservationLost(cidr=cidr, owner=owner, reason=(
+                "reclaimed, unconfirmed for longer than [cidr_allocator] "
+                "reservation_timeout = %d s, or released: it may be another "
+                "network's now; if deployments take that long, raise "
+                "reservation_timeout" % self.ages[1]))
+        if not confirmed:
             LOG.warning("Asked to confirm the allocation of owner %s, which "
                         "holds none", owner)
 
@@ -191,6 +222,7 @@ class DbDriver(base.AllocatorDriver):
         """Release ``owner`` at once, its CIDR held back (see the class)."""
         owner = allocation_mod.validate_owner(owner)
         released = self.database.write(statements.release, owner)
+        self._remember(owner)
         if released:
             LOG.info("Released the allocation of owner %s", owner)
         return released

@@ -270,11 +270,13 @@ def delete(conn, owner):
         ALLOCATIONS.c.owner == owner)).rowcount > 0
 
 
-def confirm(conn, owner):
-    """Mark the allocation of ``owner`` confirmed; True if there is one."""
-    return conn.execute(
-        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.owner == owner)
-        .values(confirmed=True)).rowcount > 0
+def confirm(conn, owner, cidr=None):
+    """Confirm the row of ``owner`` (holding ``cidr``); True if it exists."""
+    held = ALLOCATIONS.c.owner == owner
+    if cidr is not None:
+        held = sa.and_(held, ALLOCATIONS.c.cidr == cidr)
+    return conn.execute(sa.update(ALLOCATIONS).where(held).values(
+        confirmed=True)).rowcount > 0
 
 
 _LOCK_OWNER_SCOPE = (

@@ -238,6 +238,35 @@ class TestMain(base.TestCase):
                       "%s" % os.path.join(self.state_path, "murano-cidr.conf"),
                       results["Murano engine"]["details"])
 
+    def test_no_driver_set_checks_no_store_and_succeeds(self):
+        # Rollback step 1: the driver line is gone from murano.conf, so the
+        # engine picks its CIDRs itself; the commands' own default driver
+        # (db) is no store the engine uses.
+        path = os.path.join(self.state_path, "murano.conf")
+        with open(path, "w") as f:
+            f.write("[cidr_allocator]\nstate_path = %s\n" % self.state_path)
+        code, out, err = self.run_main(status.main, "--config-file", path,
+                                       "upgrade", "check", "--json")
+        self.assertEqual(0, code, out + err)
+        results = {c["check"]: c for c in json.loads(out)["checks"]}
+        for check in ("Allocator driver", "Store hosts", "Database",
+                      "Lock service"):
+            self.assertEqual(
+                (0, "Not used: no [cidr_allocator] driver is set; Murano's "
+                 "engine picks CIDRs itself."),
+                (results[check]["result"], results[check]["details"]),
+                check)
+        self.assertIn("the engine picks its CIDRs itself",
+                      results["Murano engine"]["details"])
+        # Nothing was opened or created where the db driver keeps its
+        # SQLite file.
+        self.assertEqual(["murano.conf"], os.listdir(self.state_path))
+        code, out, _ = self.run_main(status.main, "--config-file", path,
+                                     "upgrade", "check")
+        self.assertEqual(0, code)
+        self.assertNotIn("Result: Failure", out)
+        self.assertNotIn("Result: Warning", out)
+
     def test_bad_option_value_is_a_failure(self):
         code, out, err = self.run_status("max_environments = many\n",
                                          "upgrade", "check", "--json")

@@ -20,6 +20,8 @@ import fixtures
 from murano_cidr import exceptions
 from murano_cidr.integration import murano
 from murano_cidr.tests import base
+from murano_cidr.tests import release_window
+from murano_cidr.tests.unit.drivers.db import base as db_base
 from murano_cidr.tests.unit.integration import test_murano as fakes
 
 
@@ -78,6 +80,22 @@ class TestConfirmAfterThePush(AdapterTestCase):
         # Nothing was released behind the caller's back.
         self.assertNotIn(("release", "net-1"), self.driver.calls)
 
+    def test_a_lost_reservation_is_an_error_naming_owner_and_cidr(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name=murano.__name__, format="%(levelname)s %(message)s"))
+        self.driver.confirm_error = lost()
+        self.assertFalse(self.adapter.confirm_cidr("net-1"))
+        self.assertTrue(log.output.startswith(
+            "ERROR Could not confirm the CIDR of network net-1 "
+            "(ReservationLost: The reservation of 10.20.1.0/24 for owner "
+            "net-1 was lost"), log.output)
+        self.assertIn("so the deployment goes on", log.output)
+        self.driver.confirm_error = exceptions.DatabaseUnavailable(
+            backend="the database", reason="connection refused")
+        self.assertFalse(self.adapter.confirm_cidr("net-2"))
+        self.assertIn("\nWARNING Could not confirm the CIDR of network net-2",
+                      log.output)
+
     def test_an_unreachable_store_does_not_fail_the_deployment(self):
         self.driver.confirm_error = exceptions.DatabaseUnavailable(
             backend="the database", reason="connection refused")
@@ -104,6 +122,30 @@ class TestConfirmAfterThePush(AdapterTestCase):
         self.assertFalse(murano.confirm_cidr("net-1"))
         self.assertIn("Could not confirm the CIDR of network net-1",
                       self.log.output)
+
+
+class TestDbReservationLost(db_base.DbTestCase):
+    """A db reservation reclaimed before its confirm, through the adapter."""
+
+    def test_is_logged_as_an_error_and_not_counted_as_confirmed(self):
+        driver = self.make_driver(reservation_timeout=60)
+        adapter = murano.NetworkCidrAllocator(driver=driver)
+        log = self.useFixture(fixtures.FakeLogger(
+            name=murano.__name__, format="%(levelname)s %(message)s"))
+        cidr = driver.allocate("net-1", scope="router-1")
+        release_window.Clock(driver.database.engine).later(60)
+        # Another deployment on the full router reclaims it.
+        self.assertEqual(cidr, driver.allocate(
+            "net-2", scope="router-1", taken=[
+                c for c in ("10.20.0.0/24", "10.20.1.0/24", "10.20.2.0/24",
+                            "10.20.3.0/24") if c != cidr]))
+        self.assertFalse(adapter.confirm_cidr("net-1"))
+        self.assertEqual({"ReservationLost": 1},
+                         dict(adapter.confirm_failures))
+        self.assertIn("ERROR Could not confirm the CIDR of network net-1 "
+                      "(ReservationLost: The reservation of %s for owner "
+                      "net-1 was lost" % cidr, log.output)
+        self.assertFalse(driver.get("net-2").confirmed)
 
 
 class TestFailedRelease(AdapterTestCase):

@@ -32,6 +32,7 @@ from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import allocating
 from murano_cidr.drivers.db import connection
+from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as cidr_db_options
 from murano_cidr.drivers.db import statements
@@ -84,6 +85,38 @@ class TestAllocate(base.DbTestCase):
     def test_confirm_unknown_owner_changes_nothing(self):
         self.driver.confirm("nobody")
         self.assertEqual([], self.rows())
+
+    def reclaim(self, owner):
+        """Delete the row of ``owner``, as a reclaim does."""
+        with self.driver.database.engine.begin() as conn:
+            statements.delete(conn, owner)
+
+    def test_a_late_confirm_raises_in_the_process_that_allocated(self):
+        cidr = self.driver.allocate("net-1", scope="r")
+        other = self.make_driver()  # another engine worker
+        self.reclaim("net-1")
+        log = self.useFixture(fixtures.FakeLogger(name=db_driver.__name__))
+        # The database says the owner holds nothing; the worker that
+        # allocated knows what it had, another worker only that.
+        other.confirm("net-1")
+        self.assertIn("owner net-1, which holds none", log.output)
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "net-1")
+        self.assertEqual((cidr, "net-1"),
+                         (e.kwargs["cidr"], e.kwargs["owner"]))
+        self.assertEqual([], self.rows())
+
+    def test_a_late_confirm_does_not_confirm_another_cidr(self):
+        # Reclaimed, then the owner got another CIDR in another worker:
+        # the reservation this worker confirms is not the owner's any more.
+        cidr = self.driver.allocate("net-1", scope="r")
+        self.reclaim("net-1")
+        again = self.make_driver().allocate("net-1", scope="r", taken=[cidr])
+        self.assertNotEqual(cidr, again)
+        e = self.assertRaises(exceptions.ReservationLost,
+                              self.driver.confirm, "net-1")
+        self.assertEqual(cidr, e.kwargs["cidr"])
+        self.assertFalse(self.driver.get("net-1").confirmed)
 
     def test_each_allocation_moves_the_scope_generation(self):
         self.assertIsNone(self.generation("r"))
