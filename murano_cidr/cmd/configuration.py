@@ -73,10 +73,23 @@ def parse(conf, argv, prog, description=None, usage=None, version=None):
     :param version: what ``--version`` prints; no ``--version`` if None.
     :raises oslo_config.cfg.Error: for a bad command line or file.
     """
+    # NOTE: oslo.config's --config-file replaces its default files only,
+    # and --config-dir its default directories only; either replaces the
+    # whole search here, as --help says.
+    given = any(_given(argv))
     conf(argv, project="murano-cidr", prog=prog, version=version,
          description=description, usage=usage, epilog=search_help(),
-         default_config_files=default_files(),
-         default_config_dirs=default_dirs())
+         default_config_files=[] if given else default_files(),
+         default_config_dirs=[] if given else default_dirs())
+
+
+def _given(argv):
+    """Return the ``--config-file`` and ``--config-dir`` lists of argv."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--config-file", action="append", default=[])
+    parser.add_argument("--config-dir", action="append", default=[])
+    given, _rest = parser.parse_known_args(list(argv))
+    return given.config_file, given.config_dir
 
 
 #: oslo.config's text for a value of the wrong type; it names the option,
@@ -180,7 +193,7 @@ def config_files(conf, argv):
     """Return the configuration files oslo.config reads for ``argv``.
 
     Those of ``--config-file``, then the ``*.conf`` files of each
-    ``--config-dir``, in name order; where the command line gives none,
+    ``--config-dir``, in name order; where the command line gives neither,
     the defaults ``conf`` was parsed with.
 
     :param conf: a :class:`oslo_config.cfg.ConfigOpts` being, or having
@@ -190,13 +203,11 @@ def config_files(conf, argv):
     """
     if conf is None:
         return []
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config-file", action="append")
-    parser.add_argument("--config-dir", action="append")
-    given, _rest = parser.parse_known_args(list(argv))
-    files = list(given.config_file or
-                 getattr(conf, "default_config_files", None) or ())
-    for directory in (given.config_dir or
-                      getattr(conf, "default_config_dirs", None) or ()):
+    files, dirs = _given(argv)
+    if not (files or dirs):
+        files = getattr(conf, "default_config_files", None) or []
+        dirs = getattr(conf, "default_config_dirs", None) or []
+    files = list(files)
+    for directory in dirs:
         files.extend(sorted(glob.glob(os.path.join(directory, "*.conf"))))
     return files

@@ -78,6 +78,30 @@ class TestSearch(base.TestCase):
         self.assertIn("Configuration: %s; driver random, no store" % given,
                       err)
 
+    def test_config_file_replaces_the_search_of_directories_too(self):
+        # Issue 32: the host's murano.conf.d was read beside the file the
+        # operator named, and its settings won.
+        self.write(os.path.join(self.conf_d, "50-cidr.conf"),
+                   "[cidr_allocator]\ndriver = legacy\n")
+        given = os.path.join(self.state_path, "given.conf")
+        self.write(given, "[cidr_allocator]\ndriver = random\n")
+        code, out, err = self.run_main(cli.main, "--config-file", given,
+                                       "--verbose", "allocate", "x")
+        self.assertEqual(0, code, err)
+        self.assertIn("Configuration: %s; driver random, no store" % given,
+                      err)
+
+    def test_config_dir_replaces_the_search_of_files_too(self):
+        # Issue 32: --config-dir still read /etc/murano/murano.conf.
+        given = os.path.join(self.state_path, "given.d")
+        self.write(os.path.join(given, "cidr.conf"),
+                   "[cidr_allocator]\ndriver = random\n")
+        code, out, err = self.run_main(cli.main, "--config-dir", given,
+                                       "--verbose", "allocate", "x")
+        self.assertEqual(0, code, err)
+        self.assertIn("Configuration: %s; driver random, no store"
+                      % os.path.join(given, "cidr.conf"), err)
+
     def test_help_lists_the_files_searched_in_order(self):
         out = self.useFixture(fixtures.StringStream("stdout")).stream
         self.useFixture(fixtures.MonkeyPatch("sys.stdout", out))
