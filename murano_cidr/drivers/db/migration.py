@@ -104,7 +104,10 @@ def check_stamp(connection, revision, url="the database"):
     :raises murano_cidr.exceptions.InvalidArgument: for either case;
         nothing is changed.
     """
-    tables = revisions.tables_of(connection)
+    _check_stamp(revisions.tables_of(connection), revision, url)
+
+
+def _check_stamp(tables, revision, url):
     if revision == "base" and tables:
         raise exceptions.InvalidArgument(
             name="revision", value=revision,
@@ -226,6 +229,12 @@ def stamp(conf, revision):
         cannot be reached.
     """
     _check_known(revision)
+    url = db_connection.connection_url(conf)
+    if sqlite_writer.missing_file(url):
+        # A file that does not exist has no tables: connecting would
+        # create it, and a stamp of base has nothing to record.
+        _check_stamp([], revision, messages.safe_url(url))
+        return
     _with_database(conf, stamp_engine, revision)
 
 

@@ -146,6 +146,19 @@ class TestManage(ManageTestCase):
         code, out, err = self.manage("db", "stamp", "head")
         self.assertEqual(0, code)
 
+    def test_stamp_creates_no_missing_sqlite_file(self):
+        # Issue 32: it said "nothing was changed" and left an empty file.
+        path = os.path.join(self.state_path, "murano-cidr.sqlite")
+        for revision in ("head", "base"):
+            code, out, err = self.manage("db", "stamp", revision)
+            self.assertFalse(os.path.exists(path), (revision, err))
+        code, out, err = self.manage("db", "stamp", "head")
+        self.assertEqual(2, code)
+        self.assertIn("it has no murano-cidr tables", err)
+        self.assertIn("nothing was changed", err)
+        self.assertEqual([], [name for name in os.listdir(self.state_path)
+                              if name.startswith("murano-cidr.sqlite")])
+
     def test_errors_are_one_line(self):
         code, out, err = self.manage("db", "stamp", "nope")
         self.assertEqual(2, code)
