@@ -72,15 +72,26 @@ def parse(conf, argv, prog, description=None, usage=None, version=None):
     :param usage: the usage line of ``--help``; argparse's if None.
     :param version: what ``--version`` prints; no ``--version`` if None.
     :raises oslo_config.cfg.Error: for a bad command line or file.
+    :raises murano_cidr.exceptions.InvalidInputFile: for a configuration
+        file that cannot be read (a directory, no permission).
     """
     # NOTE: oslo.config's --config-file replaces its default files only,
     # and --config-dir its default directories only; either replaces the
     # whole search here, as --help says.
     given = any(_given(argv))
-    conf(argv, project="murano-cidr", prog=prog, version=version,
-         description=description, usage=usage, epilog=search_help(),
-         default_config_files=[] if given else default_files(),
-         default_config_dirs=[] if given else default_dirs())
+    try:
+        conf(argv, project="murano-cidr", prog=prog, version=version,
+             description=description, usage=usage, epilog=search_help(),
+             default_config_files=[] if given else default_files(),
+             default_config_dirs=[] if given else default_dirs())
+    except OSError as e:
+        if e.filename is None:
+            raise
+        reason = ("is a directory: --config-file takes a file, --config-dir "
+                  "a directory of *.conf files"
+                  if isinstance(e, IsADirectoryError)
+                  else "cannot be read: %s" % e.strerror)
+        raise exceptions.InvalidInputFile(path=e.filename, reason=reason)
 
 
 def _given(argv):

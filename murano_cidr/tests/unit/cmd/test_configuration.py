@@ -19,6 +19,7 @@ import fixtures
 from murano_cidr.cmd import cli
 from murano_cidr.cmd import configuration
 from murano_cidr.cmd import manage
+from murano_cidr.cmd import status
 from murano_cidr.tests import base
 
 
@@ -101,6 +102,21 @@ class TestSearch(base.TestCase):
         self.assertEqual(0, code, err)
         self.assertIn("Configuration: %s; driver random, no store"
                       % os.path.join(given, "cidr.conf"), err)
+
+    def test_a_directory_given_as_a_file_is_a_usage_error(self):
+        # Issue 32: exit 1 "[Errno 21] Is a directory", where other bad
+        # configuration files get exit 2.
+        os.makedirs(self.conf_d)
+        for main, command in ((cli.main, ["list"]),
+                              (manage.main, ["db", "version"]),
+                              (status.main, ["upgrade", "check"])):
+            code, out, err = self.run_main(main, "--config-file",
+                                           self.conf_d, *command)
+            self.assertEqual(2, code, err)
+            self.assertEqual(
+                "%s: is a directory: --config-file takes a file, "
+                "--config-dir a directory of *.conf files" % self.conf_d,
+                err.strip().split(": error: ", 1)[1])
 
     def test_help_lists_the_files_searched_in_order(self):
         out = self.useFixture(fixtures.StringStream("stdout")).stream
