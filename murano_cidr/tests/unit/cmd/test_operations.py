@@ -181,6 +181,18 @@ class TestImport(CommandTestCase):
         self.assertIn("1 invalid and 0 conflicting of 4 rows; nothing was "
                       "imported", err)
 
+    def test_rejected_rows_print_escaped(self):
+        # Issue 32: an owner or scope of an untrusted file reached the
+        # terminal raw: a title change (OSC ... BEL) and red text.
+        path = self.write("hostile.csv", self.GOOD + (
+            "r\x1b[31m,192.168.0.0/24,own\x1b]0;pwned\x07er\n"))
+        code, out, err = self.run_cli("import", "--dry-run", path)
+        self.assertEqual(2, code)
+        self.assertTrue(all(line.isprintable() for line in out.splitlines()),
+                        repr(out))
+        self.assertIn("own\\x1b]0;pwned\\x07er", out)
+        self.assertIn("r\\x1b[31m", out)
+
     def test_the_table_shows_the_first_rejected_rows_only(self):
         self.useFixture(fixtures.MockPatch(
             "murano_cidr.cmd.operations.SHOWN_ROWS", 2))
@@ -465,6 +477,21 @@ class TestConvertOpenstack(CommandTestCase):
                            "owner": "n1"}], json.loads(out))
         self.assertEqual("murano-cidr: skipped subnet s2 of router r: "
                          "172.24.4.0/24 is outside the pools\n", err)
+
+    def test_skipped_ids_print_escaped(self):
+        subnets = self.write("subnets.json", json.dumps([
+            {"ID": "s\x1b]0;x\x07", "Network": "pub",
+             "Subnet": "172.24.4.0/24"}]))
+        os.makedirs(os.path.join(self.state_path, "ports"))
+        self.write("ports/r\x1b[31m.json", json.dumps([
+            {"Fixed IP Addresses": [{"subnet_id": "s\x1b]0;x\x07"}]}]))
+        code, out, err = self.run_cli(
+            "convert-openstack", "--subnets", subnets, "--ports-dir",
+            os.path.join(self.state_path, "ports"))
+        self.assertEqual(0, code)
+        self.assertEqual("murano-cidr: skipped subnet s\\x1b]0;x\\x07 of "
+                         "router r\\x1b[31m: 172.24.4.0/24 is outside the "
+                         "pools\n", err)
 
 
 class TestDiagnosis(CommandTestCase):
