@@ -88,8 +88,9 @@ class TestDiagnosis(base.TestCase):
                                         "head")
         self.assertEqual(common.EXIT_USAGE, code, err)
         self.assertIn("has no murano-cidr tables", err)
-        self.assertIn("run 'murano-cidr-manage --config-file <file> db "
-                      "sync'", err)
+        self.assertIn("run 'murano-cidr-manage --config-file %s db sync'"
+                      % os.path.join(self.state_path, "murano-cidr.conf"),
+                      err)
         self.assertNotIn("Invalid revision", err)
         for internal in ("connect_timeout", "keepalives", "statement_timeout",
                          "read_timeout", "?"):

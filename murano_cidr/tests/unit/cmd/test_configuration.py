@@ -118,6 +118,24 @@ class TestSearch(base.TestCase):
                 "--config-dir a directory of *.conf files" % self.conf_d,
                 err.strip().split(": error: ", 1)[1])
 
+    def test_hints_name_the_configuration_given(self):
+        # Issue 32: every hint said "--config-file <file>", whatever the
+        # operator had given (or not).
+        missing = os.path.join(self.state_path, "no.sqlite")
+        given = os.path.join(self.state_path, "given.conf")
+        self.write(given, "[cidr_allocator_database]\nconnection = "
+                   "sqlite:///%s\n" % missing)
+        code, out, err = self.run_main(cli.main, "--config-file", given,
+                                       "list")
+        self.assertEqual(2, code, err)
+        self.assertIn("run 'murano-cidr-manage --config-file %s db sync' "
+                      "first" % given, err)
+        self.write(self.murano_conf, "[cidr_allocator_database]\n"
+                   "connection = sqlite:///%s\n" % missing)
+        code, out, err = self.run_main(cli.main, "list")
+        self.assertEqual(2, code, err)
+        self.assertIn("run 'murano-cidr-manage db sync' first", err)
+
     def test_help_lists_the_files_searched_in_order(self):
         out = self.useFixture(fixtures.StringStream("stdout")).stream
         self.useFixture(fixtures.MonkeyPatch("sys.stdout", out))

@@ -90,9 +90,15 @@ class TestChecks(base.TestCase):
         head = revisions.head_revision()
         self.assertResult(SUCCESS, "at the head revision %s" % head,
                           self._revision(head))
+        # No configuration option given: the search finds it again.
         self.assertResult(FAILURE, "has no murano-cidr tables; run "
-                          "'murano-cidr-manage --config-file <file> db sync'",
+                          "'murano-cidr-manage db sync'",
                           self._revision(None))
+        self.checks.argv = ["--config-file", "/etc/my cloud.conf"]
+        self.assertResult(FAILURE, "has no murano-cidr tables; run "
+                          "'murano-cidr-manage --config-file '/etc/my "
+                          "cloud.conf' db sync'", self._revision(None))
+        self.checks.argv = ()
         self.assertResult(FAILURE, "until then every deployment that needs "
                           "a CIDR fails with DatabaseNotSynced",
                           self._revision(None))

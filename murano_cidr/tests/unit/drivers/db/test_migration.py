@@ -219,8 +219,9 @@ class TestSchemaTools(ManageTestCase):
         self.addCleanup(engine.dispose)
         with engine.begin() as conn:
             conn.execute(sa.text("DELETE FROM %s" % revisions.VERSION_TABLE))
-        way_out = "record it with 'murano-cidr-manage --config-file <file> " \
-            "db stamp head'"
+        # The hint repeats the configuration the command was given.
+        way_out = "record it with 'murano-cidr-manage --config-file %s " \
+            "db stamp head'" % self.conf_file
         tables = "murano_cidr_allocations, murano_cidr_scopes"
         for main, args, code in ((cli.main, ["list"], 2),
                                  (manage.main, ["db", "sync"], 2),
