@@ -35,6 +35,8 @@ from oslo_db.sqlalchemy import engines
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import misconfigured
+from murano_cidr.drivers.db import sqlite_writer
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -73,8 +75,17 @@ def object_ids(model):
 
 
 def _unavailable(url, error):
+    why = misconfigured.reason(error)
+    if why is not None:  # the URL's fault, not the server's
+        return _invalid(url, "%s; correct the URL. Nothing was changed"
+                        % why)
     return exceptions.BackendUnavailable(
         backend="Murano's database %s" % url, reason=messages.one_line(error))
+
+
+def _invalid(url, reason):
+    return exceptions.InvalidArgument(name="Murano database", value=url,
+                                      reason=reason)
 
 
 @contextlib.contextmanager
@@ -85,11 +96,16 @@ def read_only_connection(url):
     :returns: a context manager giving a
         :class:`sqlalchemy.engine.Connection`.
     :raises murano_cidr.exceptions.InvalidArgument: for a URL that cannot
-        be used.
+        be used: unparsable, a missing SQLite file, a refused user or
+        password, a database that does not exist.
     :raises murano_cidr.exceptions.BackendUnavailable: if the database
         cannot be reached.
     """
     shown = messages.safe_url(url)
+    path = sqlite_writer.missing_file(url)
+    if path is not None:  # connecting would create it
+        raise _invalid(shown, "the SQLite file %s does not exist; nothing "
+                       "was read or created" % path)
     try:
         engine = engines.create_engine(url, max_retries=0)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError,

@@ -67,6 +67,32 @@ class TestDiagnosis(base.TestCase):
             database="nonexistent_%s" % uuid.uuid4().hex[:12])
         self.assertConfigurationError(url, "the database does not exist")
 
+    def assertMuranoDbError(self, murano_url, *fragments):
+        # Issue 32: prune --murano-db said "unavailable" (exit 3) with the
+        # driver's raw text for the mistakes the connection option names.
+        code, _out, err = self.run_with(
+            sa.engine.make_url(self.db.url), cli.main, "prune",
+            "--murano-db", murano_url.render_as_string(hide_password=False))
+        self.assertEqual(common.EXIT_USAGE, code, err)
+        self.assertEqual(1, len(err.strip().splitlines()), err)
+        self.assertIn("Invalid Murano database", err)
+        for fragment in fragments:
+            self.assertIn(fragment, err)
+        self.assertNotIn("unavailable", err)
+
+    def test_an_unknown_murano_database_is_a_usage_error(self):
+        url = sa.engine.make_url(self.db.url).set(
+            database="nonexistent_%s" % uuid.uuid4().hex[:12])
+        self.assertMuranoDbError(url, "the database does not exist",
+                                 "Nothing was changed")
+        if self.backend == db_fixture.MYSQL:
+            # NOTE: not on PostgreSQL, whose trust authentication here
+            # accepts any password.
+            url = sa.engine.make_url(self.db.url).set(
+                password="wrong-%s" % uuid.uuid4().hex[:8])
+            self.assertMuranoDbError(
+                url, "the server refused the user name or password", "***")
+
     def test_a_refused_password_is_a_configuration_error(self):
         url = sa.engine.make_url(self.db.url).set(
             password="wrong-%s" % uuid.uuid4().hex[:8])

@@ -72,10 +72,20 @@ class TestLiveOwners(base.TestCase):
                       str(e))
 
     def test_not_a_murano_database(self):
-        url = "sqlite:///" + os.path.join(self.state_path, "other.db")
+        path = os.path.join(self.state_path, "other.db")
+        sa.create_engine("sqlite:///" + path).connect().close()
         e = self.assertRaises(exceptions.InvalidArgument,
-                              murano_db.live_owners, url)
+                              murano_db.live_owners, "sqlite:///" + path)
         self.assertIn("has no table environment", str(e))
+
+    def test_a_missing_sqlite_file_is_invalid_and_not_created(self):
+        # Issue 32: exit 3 "unavailable", or an empty file created.
+        for relative in ("missing.db", "no/such/dir/murano.db"):
+            path = os.path.join(self.state_path, relative)
+            e = self.assertRaises(exceptions.InvalidArgument,
+                                  murano_db.live_owners, "sqlite:///" + path)
+            self.assertIn("the SQLite file %s does not exist" % path, str(e))
+            self.assertFalse(os.path.exists(path))
 
     def test_bad_and_unreachable_urls(self):
         e = self.assertRaises(exceptions.InvalidArgument,
