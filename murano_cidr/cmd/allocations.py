@@ -25,6 +25,7 @@ from murano_cidr.cmd import store
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.operations import usage as usage_mod
+from murano_cidr import taken as taken_mod
 
 Capability = capabilities.Capability
 
@@ -136,13 +137,14 @@ def print_allocations(allocations, fmt):
 
 def do_allocate(conf):
     args = conf.command
+    taken = _taken(args.taken)
     # A reservation held by this short-lived process would be gone when it
     # exits.
     with store.open_driver(
             conf, require=Capability.OUTLIVES_PROCESS,
             action="allocate from the command line") as driver:
-        cidr = driver.allocate(args.owner, scope=args.scope,
-                               taken=args.taken, ip_version=args.ip_version)
+        cidr = driver.allocate(args.owner, scope=args.scope, taken=taken,
+                               ip_version=args.ip_version)
     if args.format == output.JSON:
         output.emit(args.format, {"owner": args.owner, "cidr": cidr,
                                   "scope": args.scope,
@@ -197,6 +199,25 @@ def do_list(conf):
     print_allocations(allocations, args.format)
 
 
+def _taken(values):
+    """Return the ``--taken`` CIDRs, refusing any with host bits set.
+
+    A subnet's CIDR has none (Neutron refuses them, as ``import`` does);
+    one with host bits is a typing mistake that would be read as the
+    whole network it falls in.
+
+    :raises murano_cidr.exceptions.InvalidCidr: for a value that is not a
+        CIDR or has host bits set.
+    """
+    for value in values:
+        net = taken_mod.parse_cidr(value, "--taken")
+        if net.ip != net.network:
+            raise exceptions.InvalidCidr(
+                value=value, name="--taken", reason="it has host bits set; "
+                "did you mean %s?" % net.cidr)
+    return values
+
+
 def do_usage(conf):
     args = conf.command
     if args.taken and args.scope is None:
@@ -204,9 +225,10 @@ def do_usage(conf):
             name="--taken", value=", ".join(args.taken),
             reason="lists CIDRs of one router; give --scope too")
     scope = usage_mod.ALL if args.scope is None else args.scope
+    taken = _taken(args.taken)
     with store.open_driver(conf, require=READS_ALLOCATIONS,
                            action="report usage") as driver:
-        rows = usage_mod.report(driver, scope=scope, taken=args.taken,
+        rows = usage_mod.report(driver, scope=scope, taken=taken,
                                 ip_version=args.ip_version)
     # NOTE: a driver counting its own usage may not know released CIDRs.
     rows = [dict(r, released=r.get("released", 0)) for r in rows]

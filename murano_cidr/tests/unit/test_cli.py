@@ -121,6 +121,17 @@ class TestCli(CliTestCase):
         self.assertEqual(2, code)
         self.assertIn("10.0.0.0/99", err)
 
+    def test_taken_with_host_bits_is_a_usage_error(self):
+        # Issue 32: accepted as the whole /16, then "256 taken".
+        conf = self.write_config("driver = random\n")
+        for command in (["allocate", "x"], ["usage", "--scope", "r"]):
+            code, out, err = self.run_cli("--config-file", conf, *command,
+                                          "--taken", "10.0.0.5/16")
+            self.assertEqual((2, ""), (code, out), err)
+            self.assertEqual(1, len(err.splitlines()), err)
+            self.assertIn("Invalid CIDR '10.0.0.5/16' in --taken: it has "
+                          "host bits set; did you mean 10.0.0.0/16?", err)
+
     def test_stateless_list_says_why(self):
         conf = self.write_config("driver = random\n")
         code, _out, err = self.run_cli("--config-file", conf, "list")
