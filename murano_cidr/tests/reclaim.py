@@ -127,5 +127,7 @@ class ReclaimTests(object):
                       "saw on the router)", message)
         self.assertIn("; the first held back frees at ", message)
         self.assertIn("UTC unless its subnet is on the router", message)
-        self.assertIn("murano-cidr --config-file <file> reconcile", message)
+        # Issue 32: "--config-file <file>", whatever the engine had read;
+        # this driver's configuration read no file.
+        self.assertIn("; 'murano-cidr reconcile' releases", message)
         self.assertNotIn("unconfirmed", message)

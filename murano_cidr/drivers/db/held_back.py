@@ -46,11 +46,30 @@ def exhausted(driver, conn, pool, scope, taken_set):
     back = hold_back(conn, scope, pool.version, *driver.ages)
     return driver.exhausted(
         pool, scope, pool.free_map(taken_set.union(held)),
-        pool.free_map(held), held_back=_held_back(back, *driver.ages))
+        pool.free_map(held), held_back=_held_back(
+            back, *driver.ages, configuration=_options(driver.conf)))
 
 
-def _held_back(back, grace, timeout):
-    """Say what ``back`` (:func:`hold_back`) holds back."""
+def _options(conf):
+    """The ``--config-file``/``--config-dir`` options ``conf`` was read with.
+
+    An engine's configuration is Murano's (``/etc/murano/murano.conf``,
+    often a ``murano.conf.d`` too): the suggested command reads the same.
+    None: the command's own search.
+    """
+    files = getattr(conf, "config_file", None) or []
+    dirs = getattr(conf, "config_dir", None) or []
+    dirs = [dirs] if isinstance(dirs, str) else dirs
+    return "".join(["--config-file %s " % f for f in files]
+                   + ["--config-dir %s " % d for d in dirs])
+
+
+def _held_back(back, grace, timeout, configuration):
+    """Say what ``back`` (:func:`hold_back`) holds back.
+
+    :param configuration: the options that name the caller's
+        configuration, for the command the message suggests.
+    """
     text = _("; %d live") % back.live
     if back.released:
         text += _(", %(n)d released and held back (%(g)d within "
@@ -63,13 +82,13 @@ def _held_back(back, grace, timeout):
                   "subnet is on the router") % _after(
                       back.first_release, grace)
     if back.unconfirmed:
-        text += _("; %(n)d live ones unconfirmed, reclaimed once "
+        text += _("; of the live, %(n)d unconfirmed, each reclaimed once "
                   "reservation_timeout = %(timeout)d s has passed unless "
-                  "their subnet is on the router, the first at %(at)s "
+                  "its subnet is on the router, the first at %(at)s "
                   "UTC") % {"n": back.unconfirmed, "timeout": timeout,
                             "at": _after(back.first_reservation, timeout)}
-    return text + _("; 'murano-cidr --config-file <file> reconcile' "
-                    "releases what deleted environments left behind")
+    return text + _("; 'murano-cidr %sreconcile' releases what deleted "
+                    "environments left behind") % configuration
 
 
 def _after(moment, seconds):

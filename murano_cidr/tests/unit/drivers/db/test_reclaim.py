@@ -12,9 +12,36 @@
 
 """Dead engines' reservations on SQLite (other backends: functional)."""
 
+import os
+
+from oslo_config import cfg
+
+from murano_cidr.drivers.db import held_back
+from murano_cidr.tests import base as test_base
 from murano_cidr.tests import reclaim
 from murano_cidr.tests.unit.drivers.db import base
 
 
 class TestReclaim(reclaim.ReclaimTests, base.DbTestCase):
     pass
+
+
+class TestSuggestedCommand(test_base.TestCase):
+    """A full pool suggests reconcile with the caller's own configuration."""
+
+    def test_the_files_and_directories_the_engine_read(self):
+        path = os.path.join(self.state_path, "murano.conf")
+        directory = os.path.join(self.state_path, "murano.conf.d")
+        os.makedirs(directory)
+        with open(path, "w") as f:
+            f.write("[DEFAULT]\n")
+        conf = cfg.ConfigOpts()
+        conf(["--config-file", path, "--config-dir", directory])
+        self.assertEqual("--config-file %s --config-dir %s "
+                         % (path, directory), held_back._options(conf))
+
+    def test_no_file_leaves_the_command_its_search(self):
+        conf = cfg.ConfigOpts()
+        self.assertEqual("", held_back._options(conf))
+        conf([], default_config_files=[], default_config_dirs=[])
+        self.assertEqual("", held_back._options(conf))
