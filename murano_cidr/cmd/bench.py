@@ -113,7 +113,11 @@ def service_urls(args):
 
 
 def do_bench(conf):
-    """Run the benchmarks chosen on the command line and print a report."""
+    """Run the benchmarks chosen on the command line and print a report.
+
+    :returns: :data:`~murano_cidr.cmd.common.EXIT_FAILED` if a target
+        failed (the report says which), else success.
+    """
     args = conf.command
     mysql_url, postgresql_url, redis_url, sqlite_url = service_urls(args)
     settings = runner.Settings(
@@ -132,4 +136,9 @@ def do_bench(conf):
         step.started()
         doc = runner.run(settings, progress=step)
     print(report.render(doc, args.format))
+    failed = [t["name"] for t in doc["targets"] if not t["passed"]]
+    if failed:
+        common.error("%d of %d targets failed: %s" % (
+            len(failed), len(doc["targets"]), ", ".join(failed)), PROG)
+        return common.EXIT_FAILED
     return common.EXIT_OK

@@ -76,16 +76,29 @@ class Settings(object):
                 reason="unknown; choose among %s"
                 % ", ".join(backends_mod.NAMES))
         for name in ("workers", "allocations", "samples", "repeat"):
-            if getattr(self, name) < 1:
+            if not 1 <= getattr(self, name) <= LIMITS[name]:
                 raise exceptions.InvalidArgument(
                     name=name, value=getattr(self, name),
-                    reason="must be positive")
+                    reason="must be between 1 and %d" % LIMITS[name])
+        pool = drivers.POOL["max_environments"]
+        if self.workers * self.allocations > pool:
+            raise exceptions.InvalidArgument(
+                name="workers x allocations", value="%d x %d" % (
+                    self.workers, self.allocations),
+                reason="more than the %d subnets of the benchmark's pool"
+                % pool)
 
     @property
     def steps(self):
         """How many times :func:`run` reports progress."""
         return len(self.backends) + (poolmath.STEPS if self.pool_math
                                      else 0)
+
+
+#: The largest value of each size: what the benchmark's pool of 4,096
+#: subnets and a run of hours at most allow.
+LIMITS = {"workers": 256, "allocations": 4096, "samples": 10000,
+          "repeat": 1000}
 
 
 def _measure(backend, settings, workdir, databases):

@@ -18,6 +18,7 @@ import random
 import fixtures
 
 from murano_cidr import allocator
+from murano_cidr.cmd import cli
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends
@@ -93,6 +94,42 @@ class TestSettings(base.TestCase):
         self.assertIn("lock-redis", str(e))
         self.assertRaises(exceptions.InvalidArgument,
                           runner.Settings(backends=[], workers=0).validate)
+
+    def test_absurd_sizes_are_refused(self):
+        # Issue 32: --allocations 1000000000000 ran without end.
+        e = self.assertRaises(exceptions.InvalidArgument, runner.Settings(
+            backends=[], allocations=10 ** 12).validate)
+        self.assertIn("must be between 1 and 4096", str(e))
+        e = self.assertRaises(exceptions.InvalidArgument, runner.Settings(
+            backends=[], workers=8, allocations=1000).validate)
+        self.assertIn("'8 x 1000': more than the 4096 subnets of the "
+                      "benchmark's pool", str(e))
+        runner.Settings(backends=[], workers=4, allocations=1024).validate()
+
+
+class TestExitCode(base.TestCase):
+    """A failed target fails the command (issue 32: it exited 0)."""
+
+    def _bench(self, targets):
+        doc = {"targets": targets}
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.measuring.bench.runner.run", return_value=doc))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.measuring.bench.report.render", return_value="R"))
+        return self.run_main(cli.main, "bench", "--quiet",
+                             "--pool-math-only")
+
+    def test_a_failed_target_exits_1_and_names_it(self):
+        code, out, err = self._bench([
+            {"name": "a", "passed": True}, {"name": "b", "passed": False}])
+        self.assertEqual((1, "R\n"), (code, out))
+        self.assertEqual("murano-cidr bench: error: 1 of 2 targets failed: "
+                         "b\n",
+                         err)
+
+    def test_every_target_passed_exits_0(self):
+        self.assertEqual((0, "R\n", ""),
+                         self._bench([{"name": "a", "passed": True}]))
 
 
 def _cost(layout, fill, p50, p90, rows=1.0, statements=2.0,
