@@ -129,9 +129,9 @@ class Runner(object):
         """Check the spec and the drivers' configuration, before any work.
 
         :returns: the pool size.
-        :raises murano_cidr.exceptions.InvalidArgument: for a bad spec.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad spec, an
+            unknown driver included.
         :raises murano_cidr.exceptions.InvalidConfig: for a bad pool.
-        :raises murano_cidr.exceptions.DriverNotFound: for an unknown driver.
         """
         spec = self.spec
         if not spec.drivers:
@@ -152,8 +152,10 @@ class Runner(object):
         names = installed.names()
         for name in spec.drivers:
             if name not in names:
-                raise exceptions.DriverNotFound(
-                    name=name, available=", ".join(names))
+                raise exceptions.InvalidArgument(
+                    name="driver to simulate", value=name,
+                    reason="no allocator driver of that name is installed "
+                    "(--drivers); installed drivers: %s" % ", ".join(names))
         size = self._pool().size
         if not 0 <= spec.existing < size:
             raise exceptions.InvalidArgument(

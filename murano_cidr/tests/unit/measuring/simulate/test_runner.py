@@ -39,9 +39,15 @@ class TestSpecValidation(base.TestCase):
             pool={"pool_cidrs": ["192.168.0.0/18"], "subnet_prefixlen": 24}))
 
     def test_unknown_driver(self):
-        e = self.assertRaises(exceptions.DriverNotFound, self._validate,
+        # Issue 32: it blamed [cidr_allocator] driver, which the
+        # simulation does not read.
+        e = self.assertRaises(exceptions.InvalidArgument, self._validate,
                               drivers=["legacy", "nope"])
+        self.assertIn("Invalid driver to simulate 'nope': no allocator "
+                      "driver of that name is installed (--drivers); "
+                      "installed drivers: ", str(e))
         self.assertIn("legacy", str(e))
+        self.assertNotIn("[cidr_allocator]", str(e))
 
     def test_concurrency_is_bounded(self):
         self.assertEqual(32, self._validate(ks=[runner.MAX_CONCURRENCY]))
