@@ -15,7 +15,7 @@
 The figures of doc/source/admin/timeouts.rst for Redis, etcd and
 ZooKeeper that CI does not measure. As root, from a source tree::
 
-    python tools/measure_lock_faults.py [--defaults] \
+    python tools/measure_lock_faults.py [--defaults] [--patched] \
         [--scenario blackhole|frozen|rtt|loss|wait ...] \
         [redis|etcd|zookeeper ...]
 
@@ -26,9 +26,12 @@ and ``lock_wait_timeout = 20``, or the library's defaults with
 its seconds and its outcome. ``wait`` (ZooKeeper only) holds the scope
 lock from another session, queues three more sessions behind it that
 leave one by one, and times the engine's ``allocate`` on a 2 s round trip.
+``--patched`` runs it all in a new interpreter patched as Murano's
+engine is (``eventlet.monkey_patch()`` before anything is imported).
 """
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -43,6 +46,7 @@ from murano_cidr import exceptions
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
 from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import runtimes
 from murano_cidr.tests.functional import slowlink
 
 LOCK_TIMEOUT = 10
@@ -215,9 +219,10 @@ def measure(name, scenarios):
         server = SERVERS[name](host=host)
         server.setUp()
         scope = "router-%s" % uuid.uuid4().hex
-        print("== %s (%s)" % (name, "default options" if DEFAULTS else
-                              "lock_timeout %d, lock_wait_timeout %d"
-                              % (LOCK_TIMEOUT, WAIT_TIMEOUT)), flush=True)
+        print("== %s (%s, %s)" % (name, "default options" if DEFAULTS else
+                                  "lock_timeout %d, lock_wait_timeout %d"
+                                  % (LOCK_TIMEOUT, WAIT_TIMEOUT),
+                                  runtimes.current()), flush=True)
         if "blackhole" in scenarios:
             blackholes(host, server.url, scope)
         if "frozen" in scenarios:
@@ -248,6 +253,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--defaults", action="store_true",
                         help="the library's default timeouts")
+    parser.add_argument("--patched", action="store_true",
+                        help="patched by eventlet, as Murano's engine is")
     parser.add_argument("--scenario", action="append", choices=SCENARIOS,
                         help="what to measure (default: everything)")
     parser.add_argument("backend", nargs="*",
@@ -261,6 +268,14 @@ def main(argv):
     if reason:
         print("needs %s" % reason)
         return 2
+    if args.patched and runtimes.current() != runtimes.PATCHED:
+        # A new interpreter: eventlet patches it before anything else is
+        # imported, as murano/monkey_patch.py does.
+        program = runtimes.BOOTSTRAP + (
+            "import runpy, sys; sys.argv = %r; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')"
+            % ([os.path.abspath(__file__)] + argv))
+        os.execv(sys.executable, [sys.executable, "-c", program])
     DEFAULTS = args.defaults
     for name in args.backend or sorted(SERVERS):
         measure(name, args.scenario or SCENARIOS)

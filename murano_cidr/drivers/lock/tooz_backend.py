@@ -234,21 +234,23 @@ class ToozLockBackend(backend.LockBackend):
 
     def _coordinator_ready(self):
         with self._start_lock:
-            if self._started and self._restart:
-                LOG.warning("The client of the lock service %s gave up; "
-                            "starting it again", self.description)
-                self._started = False
-                try:
-                    self._coordinator.stop()
-                except self._errors as e:
-                    LOG.warning("Could not stop the coordinator of %s "
-                                "cleanly: %s", self.description,
-                                tooz_clients.describe(e))
+            if self._restart:
+                if self._started:
+                    LOG.warning("The client of the lock service %s gave "
+                                "up; starting it again", self.description)
+                    self._started = False
+                    try:
+                        self._coordinator.stop()
+                    except self._errors as e:
+                        LOG.warning("Could not stop the coordinator of %s "
+                                    "cleanly: %s", self.description,
+                                    tooz_clients.describe(e))
                 # NOTE: a new coordinator, with a client of its own: kazoo's
                 # client, started again after it gave up, failed its first
                 # request after the network healed.
                 self._coordinator = coordination.get_coordinator(
                     self.url, _member_id(), **self._options)
+                self._restart = False
             if not self._started:
                 if self.request_seconds is not None:
                     reason = self._service.ping(self.url,
@@ -256,10 +258,22 @@ class ToozLockBackend(backend.LockBackend):
                     if reason is not None:
                         raise self._unavailable(
                             "cannot start the coordinator: %s" % reason)
-                with self.calling("cannot start the coordinator"):
-                    self._coordinator.start(start_heart=self._service.heart)
+                try:
+                    with self.calling("cannot start the coordinator"):
+                        self._coordinator.start(
+                            start_heart=self._service.heart)
+                except exceptions.LockUnavailable:
+                    # NOTE: a start that failed is not tried again on the
+                    # same client. kazoo's start() that times out while its
+                    # connection loop gives up (both wait lock_timeout)
+                    # stops the client after the loop emptied its queue:
+                    # the request to close stays queued, and the client,
+                    # started again, closes the session it opens and fails
+                    # its first request. In an eventlet engine the loop
+                    # always gives up first.
+                    self._restart = True
+                    raise
                 self._started = True
-                self._restart = False
                 LOG.info("Connected to the lock service %s",
                          self.description)
             elif (self._service.heart and self._coordinator.requires_beating

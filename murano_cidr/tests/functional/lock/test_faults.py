@@ -22,6 +22,12 @@ the bound the operations guide documents for that backend ("Timeouts and
 partitions"), and checks the call ended in the documented typed error.
 Each test then heals the network, checks the same engine works again at
 once, and checks the recorded history for overlaps.
+
+Each cell runs its engines in two runtimes
+(:mod:`~murano_cidr.tests.functional.runtimes`): plain, and patched by
+eventlet as Murano's engine is, with the same watchdogs. CI runs the
+cells listed in each class's ``patched_in_ci`` patched; the others run
+patched with ``MURANO_CIDR_ALL_FAULTS=1``.
 """
 
 import os
@@ -41,6 +47,7 @@ from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import test_lock_driver as harness
 from murano_cidr.tests.functional.lock import workers
 from murano_cidr.tests.functional import netns
+from murano_cidr.tests.functional import runtimes
 from murano_cidr.tests.functional import slowlink
 
 LOG = logging.getLogger(__name__)
@@ -49,6 +56,8 @@ LOG = logging.getLogger(__name__)
 WATCHDOG = 3
 #: Seconds a test may run at most, whatever happens.
 TEST_TIMEOUT = 240
+
+load_tests = runtimes.load_tests
 
 
 class Remote(object):
@@ -73,9 +82,10 @@ class Remote(object):
             ready = self.replies.get(timeout=harness.DEADLINE)
         except queue.Empty:
             ready = None
-        test.assertEqual(workers.READY, ready,
-                         "engine %s did not start within %d s"
-                         % (prefix, harness.DEADLINE))
+        test.assertEqual((workers.READY, test.runtime), ready,
+                         "engine %s did not start within %d s, in the %s "
+                         "runtime" % (prefix, harness.DEADLINE,
+                                      test.runtime))
 
     def call(self, kind, owner, watchdog, pause=0):
         """Make a call in the test's router; fail past ``watchdog`` s.
@@ -125,12 +135,25 @@ def _wait_in_queue(lock):
 class FaultTests(harness.EngineHarness):
     """A lock server in a namespace of the test's own (a mixin).
 
+    The cells before the first connection and the frozen-server cells
+    run on every backend, at ``lock_timeout =``
+    :attr:`fault_lock_timeout`, each call watched for :data:`WATCHDOG`
+    times the backend's documented bound on a dead link or to a stopped
+    server, :attr:`bound` × ``lock_timeout``.
+
     :cvar server_class: the :class:`~.servers.LocalServer` to start.
     :cvar lock_timeout: ``[cidr_allocator] lock_timeout`` of the engines.
+    :cvar patched_in_ci: the cells CI runs patched too.
     """
 
+    scenarios = runtimes.SCENARIOS
     server_class = None
     lock_timeout = None
+    fault_lock_timeout = 4
+    bound = 1.0
+    patched_in_ci = frozenset(("test_blackhole_before_the_first_connection",
+                               "test_frozen_before_the_first_call",
+                               "test_frozen_while_warm"))
 
     def setUp(self):
         super().setUp()
@@ -148,6 +171,47 @@ class FaultTests(harness.EngineHarness):
         """No overlap, no untyped error, in everything recorded."""
         self.assertNeverCollided(reports)
 
+    def short_engine(self):
+        """Start an engine at ``lock_timeout =`` :attr:`fault_lock_timeout`.
+
+        :returns: the :class:`Remote` and the watchdog of each call.
+        """
+        watchdog = WATCHDOG * self.bound * self.fault_lock_timeout
+        engine = Remote(self, "e1", lock_timeout=self.fault_lock_timeout)
+        return engine, watchdog
+
+    def test_blackhole_before_the_first_connection(self):
+        engine, watchdog = self.short_engine()
+        self.host.blackhole()
+        engine.expect(history.ALLOCATE, "net-1", watchdog,
+                      "LockUnavailable")
+        self.host.heal()
+        engine.cycle("net-2", watchdog)
+        self.assertHistoryHolds()
+
+    def test_frozen_before_the_first_call(self):
+        # Issue 24.2: the kernel of a stopped server accepts the
+        # connection; on Redis
+        # redis-py's default retries (eleven attempts, each waiting for a
+        # reply) then held the first call 58-60 s at lock_timeout 10.
+        engine, watchdog = self.short_engine()
+        self.host.freeze()
+        engine.expect(history.ALLOCATE, "net-1", watchdog,
+                      "LockUnavailable")
+        self.host.thaw()
+        engine.cycle("net-2", watchdog)
+        self.assertHistoryHolds()
+
+    def test_frozen_while_warm(self):
+        engine, watchdog = self.short_engine()
+        engine.cycle("net-1", watchdog)
+        self.host.freeze()
+        engine.expect(history.ALLOCATE, "net-2", watchdog,
+                      "LockUnavailable")
+        self.host.thaw()
+        engine.cycle("net-3", watchdog)
+        self.assertHistoryHolds()
+
 
 class TestRedisFaults(FaultTests, base.TestCase):
     """Redis: every call, a process's first included, ends in time.
@@ -163,15 +227,6 @@ class TestRedisFaults(FaultTests, base.TestCase):
     lock_timeout = 4
     watchdog = WATCHDOG * lock_timeout
 
-    def test_blackhole_before_the_first_connection(self):
-        engine = Remote(self, "e1")
-        self.host.blackhole()
-        engine.expect(history.ALLOCATE, "net-1", self.watchdog,
-                      "LockUnavailable")
-        self.host.heal()
-        engine.cycle("net-2", self.watchdog)
-        self.assertHistoryHolds()
-
     def test_blackhole_while_a_reservation_is_held(self):
         engine = Remote(self, "e1")
         engine.expect(history.ALLOCATE, "net-1", self.watchdog)
@@ -183,28 +238,6 @@ class TestRedisFaults(FaultTests, base.TestCase):
         engine.expect(history.ALLOCATE, "net-2", self.watchdog,
                       "LockUnavailable")
         self.host.heal()
-        engine.cycle("net-3", self.watchdog)
-        self.assertHistoryHolds()
-
-    def test_frozen_before_the_first_call(self):
-        # Issue 24.2: the kernel of a stopped Redis accepts the connection,
-        # then redis-py's default retries (eleven attempts, each waiting
-        # for a reply) held the first call 58-60 s at lock_timeout 10.
-        engine = Remote(self, "e1")
-        self.host.freeze()
-        engine.expect(history.ALLOCATE, "net-1", self.watchdog,
-                      "LockUnavailable")
-        self.host.thaw()
-        engine.cycle("net-2", self.watchdog)
-        self.assertHistoryHolds()
-
-    def test_frozen_while_warm(self):
-        engine = Remote(self, "e1")
-        engine.cycle("net-1", self.watchdog)
-        self.host.freeze()
-        engine.expect(history.ALLOCATE, "net-2", self.watchdog,
-                      "LockUnavailable")
-        self.host.thaw()
         engine.cycle("net-3", self.watchdog)
         self.assertHistoryHolds()
 
@@ -262,6 +295,7 @@ class TestZooKeeperFaults(FaultTests, base.TestCase):
     """
 
     server_class = servers.ZooKeeperServer
+    bound = 1.7
     #: The session timeout: kazoo pings every third of it, and drops a
     #: connection whose ping is not answered before the next one.
     lock_timeout = 10
@@ -276,9 +310,7 @@ class TestZooKeeperFaults(FaultTests, base.TestCase):
         # Documented bound of a call on a dead link: about 1.7 times
         # lock_timeout (kazoo drops the connection when a ping goes
         # unanswered, then retries the request until lock_timeout).
-        lock_timeout = 4
-        watchdog = WATCHDOG * 1.7 * lock_timeout
-        engine = Remote(self, "e1", lock_timeout=lock_timeout)
+        engine, watchdog = self.short_engine()
         engine.expect(history.ALLOCATE, "net-1", watchdog)
         self.host.blackhole()
         engine.expect(history.CONFIRM, "net-1", watchdog, "ReservationLost")

@@ -20,7 +20,6 @@ overlap. The invariant checked is that it never had to.
 """
 
 import collections
-import multiprocessing
 import os
 import queue
 import threading
@@ -37,6 +36,7 @@ from murano_cidr.tests.functional.lock import pifpaf_servers
 from murano_cidr.tests.functional.lock import redis_server
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
+from murano_cidr.tests.functional import runtimes
 
 #: 64 candidate /24s: small enough that engines contend for them.
 POOL = {"pool_cidrs": ["10.40.0.0/18"], "subnet_prefixlen": 24}
@@ -64,14 +64,20 @@ def _until(condition, timeout=DEADLINE):
 
 
 class EngineHarness(object):
-    """Engines in processes, the model router, the checks (a mixin)."""
+    """Engines in processes, the model router, the checks (a mixin).
+
+    :cvar runtime: what the engine processes run in
+        (:mod:`~murano_cidr.tests.functional.runtimes`): plain, or
+        patched by eventlet as Murano's engine is.
+    """
 
     #: ``[cidr_allocator]`` options of the backend under test.
     backend = None
+    runtime = runtimes.PLAIN
 
     def setUp(self):
         super().setUp()
-        self.spawn = multiprocessing.get_context("spawn")
+        self.spawn = runtimes.get_context(self.runtime)
         self.lock_path = os.path.join(self.state_path, "locks")
         self.router_path = os.path.join(self.state_path, "routers.sqlite")
         self.router = "router-%s" % uuid.uuid4().hex
@@ -137,6 +143,7 @@ class EngineHarness(object):
             self.assertEqual(0, process.exitcode)
         for report in reports:
             self.assertEqual(count, report.get("deployed", 0), report)
+            self.assertEqual(self.runtime, report["runtime"], report)
         return reports
 
     def assertNeverCollided(self, reports=(), allowed_errors=()):

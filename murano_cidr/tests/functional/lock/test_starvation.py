@@ -19,6 +19,9 @@ subnets); what the ``lock`` driver guarantees is that an engine whose
 :func:`held_throughout` checks exactly that over the recorded history: two
 confirmed reservations of overlapping CIDRs in one scope were never both
 held, from the end of their allocate to the start of their confirm.
+
+The engines run plain and patched by eventlet as Murano's engine is
+(:mod:`~murano_cidr.tests.functional.runtimes`), both in CI.
 """
 
 import collections
@@ -37,6 +40,9 @@ from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import test_faults
 from murano_cidr.tests.functional.lock import test_lock_driver as harness
 from murano_cidr.tests.functional.lock import workers
+from murano_cidr.tests.functional import runtimes
+
+load_tests = runtimes.load_tests
 
 #: Eight /24s: few enough that an expired lock is soon taken by another.
 POOL = harness.SMALL_POOL
@@ -77,7 +83,10 @@ class StarvationTests(harness.EngineHarness):
     :cvar server_class: the :class:`~.servers.LocalServer` to start.
     """
 
+    scenarios = runtimes.SCENARIOS
     server_class = None
+    patched_in_ci = frozenset((
+        "test_frozen_engines_never_confirm_a_lost_lock",))
     lock_timeout = 2
     #: Engines deploying at once, and the networks each deploys.
     engines = 3
@@ -182,6 +191,7 @@ class StarvationTests(harness.EngineHarness):
         counters = collections.Counter()
         for report in reports:
             self.assertEqual(self.count, report.get("deployed", 0), report)
+            self.assertEqual(self.runtime, report["runtime"], report)
             counters.update({k: v for k, v in report.items()
                              if k != "prefix"})
         ops = self.assertHeldThroughout()

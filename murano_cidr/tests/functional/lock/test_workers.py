@@ -20,6 +20,11 @@ turns: one deploys the whole pool on one router, the other deletes it, and
 again, so that a CIDR any worker kept after its delete would exhaust the
 pool. A deployment that failed before its confirm is deleted in the other
 worker: its CIDR comes back once ``reservation_timeout`` has passed.
+
+The workers run plain and patched by eventlet as Murano's engine is
+(:mod:`~murano_cidr.tests.functional.runtimes`), both in CI: the failed
+deployment's CIDR comes back by the holding worker's timer, a green
+thread in a patched worker.
 """
 
 import time
@@ -31,6 +36,7 @@ from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import test_faults
 from murano_cidr.tests.functional.lock import test_lock_driver as harness
+from murano_cidr.tests.functional import runtimes
 
 #: Four /24s: the whole pool is deployed in each cycle.
 POOL = {"pool_cidrs": ["10.43.0.0/22"], "subnet_prefixlen": 24}
@@ -41,6 +47,8 @@ TIMEOUT = 2
 
 LOG = logging.getLogger(__name__)
 
+load_tests = runtimes.load_tests
+
 
 class WorkerTests(harness.EngineHarness):
     """Two workers, one router (a mixin).
@@ -49,7 +57,11 @@ class WorkerTests(harness.EngineHarness):
         for file locks.
     """
 
+    scenarios = runtimes.SCENARIOS
     server_class = None
+    patched_in_ci = frozenset((
+        "test_a_delete_in_another_worker_frees_the_cidr",
+        "test_a_failed_deploy_deleted_elsewhere_ends_after_the_timeout"))
 
     def setUp(self):
         super().setUp()

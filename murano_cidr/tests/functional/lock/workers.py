@@ -31,6 +31,7 @@ from murano_cidr import opts
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional import netns
 from murano_cidr.tests.functional import netns_reaper
+from murano_cidr.tests.functional import runtimes
 
 #: How long a worker keeps trying while the lock service is down.
 OUTAGE_DEADLINE = 120
@@ -150,7 +151,8 @@ def engine(settings, lock_path, router_path, router, prefix, count, keep,
         deploy(driver, routers, router, prefix, count, keep, counters,
                recorder, hold)
     finally:
-        results.put(dict(counters, prefix=prefix))
+        results.put(dict(counters, prefix=prefix,
+                         runtime=runtimes.current()))
         recorder.close()
         routers.close()
         driver.close()
@@ -188,8 +190,9 @@ def serve(settings, lock_path, router_path, history_path, prefix, namespace,
         being ``"allocate"``, ``"confirm"`` or ``"release"``, ``pause`` the
         seconds to wait before the call (Neutron creating the subnet
         between an allocate and its confirm); None ends.
-    :param replies: a queue receiving :data:`READY` once the allocator is
-        built, then for each request a dictionary: ``status`` as the
+    :param replies: a queue receiving :data:`READY` and the process's
+        runtime (:func:`.runtimes.current`) once the allocator is built,
+        then for each request a dictionary: ``status`` as the
         history records it, ``error`` the class name of the error and
         ``message`` the error, ``value``, ``seconds`` the call took.
     """
@@ -201,7 +204,7 @@ def serve(settings, lock_path, router_path, history_path, prefix, namespace,
     recorder = history.Recorder(history_path, prefix)
     # NOTE: a spawned process imports everything first, which takes
     # seconds on a loaded machine; that is no part of any call's bound.
-    replies.put(READY)
+    replies.put((READY, runtimes.current()))
     try:
         for kind, owner, scope, pause in iter(requests.get, None):
             time.sleep(pause)

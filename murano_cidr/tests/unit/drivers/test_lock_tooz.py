@@ -132,20 +132,27 @@ class ToozTestCase(base.TestCase):
         self.config(driver="lock", pool_cidrs=contract.SMALL_POOL,
                     subnet_prefixlen=24, coordination_url=self.url,
                     lock_timeout=7, lock_wait_timeout=self.wait_timeout)
-        self.coordinator = mock.Mock()
-        self.coordinator.requires_beating = False
-        self.coordinator.heart.is_alive.return_value = False
+        self.coordinator = self.new_coordinator()
         self.lock = self.coordinator.get_lock.return_value
-        self.lock.name = b"a-lock"
-        self.lock.acquire.return_value = True
-        self.lock.release.return_value = True
-        self.lock.is_still_owner.return_value = True
-        get = self.enterContext(mock.patch(
+        self.get = self.enterContext(mock.patch(
             "tooz.coordination.get_coordinator",
             return_value=self.coordinator))
         self.driver = allocator.get_allocator(self.conf)
         self.addCleanup(self.driver.close)
-        self.options = get.call_args.kwargs
+        self.options = self.get.call_args.kwargs
+
+    @staticmethod
+    def new_coordinator():
+        """Return a mocked coordinator whose locks are granted."""
+        coordinator = mock.Mock()
+        coordinator.requires_beating = False
+        coordinator.heart.is_alive.return_value = False
+        lock = coordinator.get_lock.return_value
+        lock.name = b"a-lock"
+        lock.acquire.return_value = True
+        lock.release.return_value = True
+        lock.is_still_owner.return_value = True
+        return coordinator
 
     def enterContext(self, manager):
         # NOTE: unittest's own enterContext needs Python 3.11.
@@ -194,6 +201,23 @@ class TestZooKeeperBackend(ToozTestCase, _LockNames):
         self.driver.allocate("net-2", scope="r")
         self.coordinator.stop.assert_called_once_with()
         self.assertEqual(2, self.coordinator.start.call_count)
+
+    def test_a_client_whose_start_failed_is_not_started_again(self):
+        # Issue 34: kazoo's start() that timed out as its connection loop
+        # gave up left a request to close in the client's queue; started
+        # again once the network healed, the client closed the session it
+        # opened, and the call failed (every time in an eventlet engine).
+        self.coordinator.start.side_effect = coordination.ToozConnectionError(
+            "Operational error: Connection time-out")
+        self.assertRaises(exceptions.LockUnavailable,
+                          self.driver.allocate, "net-1", scope="r")
+        fresh = self.new_coordinator()
+        self.get.return_value = fresh
+        self.driver.allocate("net-2", scope="r")
+        self.coordinator.start.assert_called_once_with(start_heart=False)
+        self.coordinator.stop.assert_not_called()
+        fresh.start.assert_called_once_with(start_heart=False)
+        self.assertEqual("net-2", self.driver.get("net-2").owner)
 
     def test_a_scope_lock_not_granted_names_the_option(self):
         self.lock.acquire.return_value = False
