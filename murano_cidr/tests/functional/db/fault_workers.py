@@ -18,13 +18,8 @@ its own process only, and the test's watchdog (how long it waits for the
 report) decides. Every call is recorded for the history checker.
 """
 
-import ctypes
-import ctypes.util
-import json
 import logging
 import os
-import signal
-import sys
 import time
 
 from murano_cidr.tests.functional.db import workers
@@ -60,98 +55,36 @@ def serve(url, database_settings, namespace, name, directory, commands,
     if namespace:
         netns.enter(namespace)
     netns_reaper.exit_with_test()
-    _serve(url, database_settings, name, directory, commands.get,
-           lambda: resume.wait(PAUSE_LIMIT), results.put)
-
-
-def _serve(url, database_settings, name, directory, next_command,
-           wait_resume, report):
     logging.basicConfig(filename=os.path.join(directory, name + ".log"),
                         level=logging.WARNING)
     recorder = history.Recorder(os.path.join(directory, name + ".jsonl"),
                                 name)
     driver = workers.build_driver(url, SETTINGS, database_settings)
     while True:
-        command, owner, scope = next_command()
+        command, owner, scope = commands.get()
         if command == STOP:
             break
         taken = ()
         if command == PAUSED:
-            taken = _pause(owner, wait_resume, report)
+            taken = _pause(owner, resume, results)
         start = time.monotonic()
         recorder.allocate(driver, owner, scope=scope, taken=taken)
         op = recorder.ops[-1]
-        report((op.status, op.error, time.monotonic() - start, op.value))
+        results.put((op.status, op.error, time.monotonic() - start,
+                     op.value))
     driver.close()
     recorder.close()
 
 
-def _pause(owner, wait_resume, report):
+def _pause(owner, resume, results):
     paused = []
 
     def taken():
         # Read inside the transaction, once the scope's row is locked.
         if not paused:
             paused.append(True)
-            report((PAUSED, owner))
-            wait_resume()
+            results.put((PAUSED, owner))
+            resume.wait(PAUSE_LIMIT)
         return ()
 
     return taken
-
-
-#: What a client patched as Murano's engine runs: eventlet's
-#: monkey_patch() first, as ``murano/monkey_patch.py`` does, before
-#: anything else is imported.
-PATCHED = ("import eventlet; eventlet.monkey_patch(); "
-           "from murano_cidr.tests.functional.db import fault_workers; "
-           "fault_workers.serve_lines()")
-
-#: The line on standard input that resumes a paused allocation.
-RESUME = "resume"
-
-
-def serve_lines():
-    """:func:`serve` over standard input and output, one JSON per line.
-
-    ``sys.argv[1]`` is the JSON list ``[url, database_settings,
-    namespace, name, directory]``; commands come as ``[command, owner,
-    scope]`` lines, a paused allocation waits for a :data:`RESUME` line,
-    and the reports go to standard output. The process ends with the
-    test's (``PR_SET_PDEATHSIG``).
-    """
-    url, database_settings, namespace, name, directory = json.loads(
-        sys.argv[1])
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if namespace:
-        netns.enter(namespace)
-    # NOTE: non-blocking, so that eventlet's green os.read waits in its
-    # hub: the engine's other green threads (and timeouts) go on.
-    os.set_blocking(0, False)
-    lines = _lines(0)
-
-    def report(outcome):
-        os.write(1, (json.dumps(outcome) + "\n").encode())
-
-    def wait_resume():
-        while next(lines) != RESUME:
-            pass
-
-    _serve(url, database_settings, name, directory,
-           lambda: json.loads(next(lines)), wait_resume, report)
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _lines(fd):
-    buffered = b""
-    while True:
-        while b"\n" not in buffered:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                os._exit(0)  # the test closed our standard input
-            buffered += chunk
-        line, buffered = buffered.split(b"\n", 1)
-        yield line.decode()

@@ -27,13 +27,9 @@ The cells that run by default are those the gate needs; the others
 (``MURANO_CIDR_ALL_FAULTS=1``) were measured once, figures in the docs.
 """
 
-import json
 import os
 import queue
 import socket
-import subprocess
-import sys
-import threading
 import unittest
 
 import fixtures
@@ -47,6 +43,7 @@ from murano_cidr.tests.functional.db import fault_workers
 from murano_cidr.tests.functional.db import netns_servers
 from murano_cidr.tests.functional.db import workers
 from murano_cidr.tests.functional import history
+from murano_cidr.tests.functional import runtimes
 from murano_cidr.tests.functional import slowlink
 
 #: ``[cidr_allocator_database]`` of every client: the issue's first
@@ -127,50 +124,6 @@ class _Client(object):
         self.results = results
 
 
-class _PatchedProcess(object):
-    """A client in an interpreter patched as Murano's engine.
-
-    It has a :class:`_Client`'s queues, carried over its standard input
-    and output (:func:`fault_workers.serve_lines`).
-    """
-
-    def __init__(self, args, directory, name):
-        with open(os.path.join(directory, name + ".stderr"), "wb") as err:
-            self.popen = subprocess.Popen(
-                [sys.executable, "-c", fault_workers.PATCHED,
-                 json.dumps(args)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=err)
-        self.commands = self
-        self.resume = self
-        self.results = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.results.put(tuple(json.loads(line)))
-
-    def _send(self, line):
-        self.popen.stdin.write((line + "\n").encode())
-        self.popen.stdin.flush()
-
-    def put(self, command):
-        self._send(json.dumps(command))
-
-    def set(self):
-        self._send(fault_workers.RESUME)
-
-    def is_alive(self):
-        return self.popen.poll() is None
-
-    def kill(self):
-        self.popen.kill()
-
-    def join(self, timeout):
-        self.popen.wait(timeout)
-        self.popen.stdin.close()
-        self.popen.stdout.close()
-
-
 class Clients(object):
     """Client processes of a test, their calls and their watchdog."""
 
@@ -179,7 +132,8 @@ class Clients(object):
     #: A call's documented bound.
     call_bound = CALL_BOUND
     #: How the clients run: "plain", or "eventlet" (patched as Murano's
-    #: engine and API are, ``eventlet.monkey_patch()`` first).
+    #: engine and API are, ``eventlet.monkey_patch()`` first:
+    #: :mod:`murano_cidr.tests.functional.runtimes`).
     runtime = "plain"
     #: The cells run by default with eventlet's clients: those where the
     #: runtime changes how a wait ends (a connection attempt, a frozen
@@ -190,21 +144,16 @@ class Clients(object):
     def start_clients(self):
         """Prepare for :meth:`client` (in ``setUp``)."""
         self.directory = self.useFixture(fixtures.TempDir()).path
-        self.context = db_base.DbTestCase.worker_context()
-        self.context.set_forkserver_preload([fault_workers.__name__])
+        if self.runtime == "eventlet":
+            self.context = runtimes.get_context(runtimes.PATCHED)
+        else:
+            self.context = db_base.DbTestCase.worker_context()
+            self.context.set_forkserver_preload([fault_workers.__name__])
         self.clients = []
         self.addCleanup(self._stop_clients)
         self.n = 0
 
     def client(self, name, namespace=None, url=None, settings=None):
-        if self.runtime == "eventlet":
-            process = _PatchedProcess(
-                [url or self.server.url, settings or DATABASE_SETTINGS,
-                 namespace, name, self.directory], self.directory, name)
-            client = _Client(name, process, process.commands,
-                             process.resume, process.results)
-            self.clients.append(client)
-            return client
         commands = self.context.Queue()
         results = self.context.Queue()
         resume = self.context.Event()
