@@ -267,6 +267,41 @@ class LockDriver(base.AllocatorDriver):
                 else "(none)")
         return allocation.cidr
 
+    def exhausted(self, pool, scope, free_map, allocated_map=None,
+                  held_back=""):
+        """The exhaustion error, with who holds the reservations and how long.
+
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.exhausted`.
+        """
+        own = [h.allocation for h in self._held.values()
+               if h.allocation.scope == scope
+               and h.allocation.ip_version == pool.version]
+        mine = pool.free_map(taken_mod.TakenSet.from_taken(
+            [a.cidr for a in own], pool.version)).blocked
+        others = (allocated_map.blocked if allocated_map else 0) - mine
+        timeout = self._held.timeout
+        text = ""
+        if own:
+            first = min(a.created_at for a in own) + datetime.timedelta(
+                seconds=timeout)
+            text += ("; %d reserved, unconfirmed, by this engine process, "
+                     "the first dropped at %s UTC" % (
+                         mine, first.strftime("%Y-%m-%d %H:%M:%S")))
+        if others > 0:
+            # NOTE: the kernel frees a dead holder's file locks at once; a
+            # lock service, once its lease or session runs out.
+            text += (
+                "; %d reserved, unconfirmed, by other engine processes: "
+                "each is dropped when its engine confirms or releases it "
+                "(a delete handled by another engine process frees "
+                "nothing), when its engine dies (%s), or reservation_timeout "
+                "= %d s after it was made" % (
+                    others, "at once" if self.single_host_store else
+                    "after lock_timeout = %d s"
+                    % self.conf[opts.GROUP].lock_timeout, timeout))
+        return super().exhausted(pool, scope, free_map, allocated_map,
+                                 held_back=text + held_back)
+
     # -- the contract ------------------------------------------------------
 
     def allocate(self, owner, scope=None, taken=(), ip_version=4):

@@ -113,6 +113,15 @@ class TestFileLocks(LockTestCase):
         e = self.assertRaises(exceptions.PoolExhausted, two.allocate, "b-2",
                               scope="r")
         self.assertIn("4 allocated, 0 taken", str(e))
+        # Issue 34: counts only; now who holds them, and until when.
+        self.assertIn("; 1 reserved, unconfirmed, by this engine process, "
+                      "the first dropped at ", str(e))
+        self.assertIn("; 3 reserved, unconfirmed, by other engine "
+                      "processes: each is dropped when its engine confirms "
+                      "or releases it (a delete handled by another engine "
+                      "process frees nothing), when its engine dies (at "
+                      "once), or reservation_timeout = 7200 s after it was "
+                      "made", str(e))
 
     def _three_held(self, later):
         """Engine one holds three of the four CIDRs; engine two's taken.
