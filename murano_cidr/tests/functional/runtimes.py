@@ -47,11 +47,35 @@ SCENARIOS = [(runtime, {"runtime": runtime}) for runtime in RUNTIMES]
 #: Run every cell in both runtimes, not only those CI runs patched.
 ALL_FAULTS = os.environ.get("MURANO_CIDR_ALL_FAULTS") == "1"
 
-#: What a patched child runs first, as murano/monkey_patch.py does.
-BOOTSTRAP = "import eventlet; eventlet.monkey_patch(); "
+#: What a patched child runs first, as murano/monkey_patch.py does; then
+#: the harness's own pipes are made to wait in eventlet's hub
+#: (:func:`green_pipes`).
+BOOTSTRAP = ("import eventlet; eventlet.monkey_patch(); "
+             "from murano_cidr.tests.functional import runtimes; "
+             "runtimes.green_pipes(); ")
 
 _launching = threading.local()
 _plain_command_line = spawn.get_command_line
+
+
+def green_pipes():
+    """Make a patched child's multiprocessing pipes wait in eventlet's hub.
+
+    eventlet's green ``os.read`` before 0.33 (the floor jobs' 0.31.1)
+    first reads a blocking pipe with a blocking read(2): a child waiting
+    on its commands queue then stopped every green thread, the feeder
+    thread of its results queue too, and its report never left. A pipe
+    made non-blocking before each read waits in the hub instead. Only
+    the test harness's pipes change; Murano's engine has none.
+    """
+    from multiprocessing import connection
+    receive = connection.Connection._recv
+
+    def _recv(self, *args, **kwargs):
+        os.set_blocking(self._handle, False)
+        return receive(self, *args, **kwargs)
+
+    connection.Connection._recv = _recv
 
 
 def current():
