@@ -16,6 +16,7 @@ The coordinator is a mock standing for tooz; what is checked is what the
 backend asks of it and what it makes of its failures.
 """
 
+import socket
 from unittest import mock
 
 from etcd3gw import exceptions as etcd3gw_exceptions
@@ -118,6 +119,34 @@ class TestClientOptions(base.TestCase):
 
     def test_local_locks_need_no_timeout(self):
         self.assertEqual({}, tooz_clients.for_url("file:///x").options(7))
+
+
+class TestProbedHosts(base.TestCase):
+    """The status check's TCP probe tries every host a URL names."""
+
+    def listening(self):
+        server = socket.socket()
+        self.addCleanup(server.close)
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        return server.getsockname()[1]
+
+    def test_a_zookeeper_host_list(self):
+        # Port 1 on the loopback: nothing listens, the connection is
+        # refused. Issue 33: urlsplit cannot read the port of a host list.
+        url = "zookeeper://127.0.0.1:1,127.0.0.1:%d" % self.listening()
+        self.assertIsNone(tooz_clients.tcp_probe(url, 5))
+        reason = tooz_clients.tcp_probe(
+            "zookeeper://127.0.0.1:1,127.0.0.1:1/chroot", 5)
+        self.assertIn("cannot connect to 127.0.0.1:1", reason)
+        self.assertNotIn("bad URL", reason)
+
+    def test_every_sentinel(self):
+        url = ("redis://127.0.0.1:1?sentinel=m&sentinel_fallback="
+               "127.0.0.1:%d" % self.listening())
+        self.assertIsNone(tooz_clients.tcp_probe(url, 5))
+        self.assertIn("cannot connect to 127.0.0.1:1", tooz_clients.tcp_probe(
+            "redis://127.0.0.1:1?sentinel=m", 5))
 
 
 class ToozTestCase(base.TestCase):
