@@ -321,8 +321,11 @@ class ToozLockBackend(backend.LockBackend):
     def try_reserve(self, name):
         coordinator = self._coordinator_ready()
         lock = coordinator.get_lock(name.encode("utf-8"))
+        # The lock and the check of its servers share one request's bound.
+        deadline = self.deadline()
         acquired = self.request("cannot take the lock %s" % name,
                                 lambda: lock.acquire(blocking=False),
+                                deadline.remaining(),
                                 undo=_release_if_taken(lock))
         if not acquired:
             return None
@@ -331,7 +334,7 @@ class ToozLockBackend(backend.LockBackend):
             with self.calling("cannot keep the lock %s" % name):
                 self._service.acquired(lock)
             if (self._service.checks_servers(self.url)
-                    and not reservation.still_held()):
+                    and not reservation.still_held(deadline.remaining())):
                 raise self._unavailable(
                     "the lock %s was granted by a server that is not the "
                     "master the Sentinels name" % name)

@@ -368,7 +368,13 @@ class Redis(Client):
       is stopped, cut off or refusing fails the first call within ``2 ×
       T``, as any later one. Only a Redis that stops answering between
       that PING and the start makes the first call wait for redis-py's
-      retries (about eleven timeouts).
+      retries (about eleven timeouts). With Sentinel, each Sentinel of
+      the URL is asked in turn for the master, which is then pinged.
+    * With Sentinel, a lock taken, and one ``confirm`` checks, is used
+      only if the master the Sentinels name has a replica acknowledging
+      its writes, then only if tooz still finds it this engine's
+      (:meth:`unsafe`, :mod:`~murano_cidr.drivers.lock.redis_sentinel`);
+      both share the request's bound.
     """
 
     serialises = False
