@@ -179,9 +179,15 @@ class LockDriver(base.AllocatorDriver):
       Choose ``lock_timeout`` well above any pause you expect between
       allocate and confirm, and below how long you accept a dead engine's
       CIDRs to stay blocked.
-    * Redis: one server is consistent; a Sentinel or replica failover with
-      asynchronous replication can lose an acknowledged lock. Use AOF
-      persistence: a restart without data drops every reservation.
+    * Redis: one server is consistent. Use AOF persistence: a restart
+      without data drops every reservation. With Sentinel a lock is used
+      only once the master the Sentinels name has a replica acknowledging
+      it (``WAIT 1``, :mod:`~murano_cidr.drivers.lock.redis_sentinel`):
+      at least one replica must be online, and a master stalled then
+      resumed no longer grants the new master's locks twice (measured,
+      ``doc/source/admin/lock-services.rst``). Replication stays
+      asynchronous: with two replicas or more, or a replica lost with
+      the master, an acknowledged lock can still be lost.
     * etcd3: a lock is a key on a lease of ``lock_timeout`` seconds;
       :meth:`confirm` learns whether it was still held from the
       compare-and-delete that releases it.

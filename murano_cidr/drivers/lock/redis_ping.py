@@ -22,6 +22,8 @@ import urllib.parse
 
 from oslo_utils import strutils
 
+from murano_cidr.drivers.lock import redis_sentinel
+
 
 def _no_retries():
     # NOTE: redis-py before 4.1 (Xena's 3.5.3) has no retry policy: it
@@ -43,9 +45,13 @@ def ping(url, seconds, describe):
     :param describe: turns an exception into one line of text.
     :returns: None if Redis answered (an authentication error is an
         answer: the coordinator's start says what is wrong) or the URL has
-        no host; else why it did not.
+        no host; else why it did not. With Sentinel, every Sentinel of the
+        URL is asked in turn for the master, which is then asked
+        (:func:`~murano_cidr.drivers.lock.redis_sentinel.ping`).
     """
     import redis
+    if redis_sentinel.master_name(url):
+        return redis_sentinel.ping(url, seconds, describe)
     parts = urllib.parse.urlsplit(url)
     if not parts.hostname:
         return None

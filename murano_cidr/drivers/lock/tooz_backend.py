@@ -79,6 +79,9 @@ class ToozReservation(backend.Reservation):
 
     def still_held(self, seconds=None):
         def is_still_owner():
+            # NOTE: the servers first, then the lock: a lock granted by a
+            # master the Sentinels replaced must not be judged on it.
+            self._owner.check_servers()
             try:
                 return bool(self._lock.is_still_owner())
             except tooz.NotImplemented:
@@ -332,8 +335,11 @@ class ToozLockBackend(backend.LockBackend):
     def try_reserve(self, name):
         coordinator = self._coordinator_ready()
         lock = coordinator.get_lock(name.encode("utf-8"))
+        # The lock and the check of its servers share one request's bound.
+        deadline = self.deadline()
         acquired = self.request("cannot take the lock %s" % name,
                                 lambda: lock.acquire(blocking=False),
+                                deadline.remaining(),
                                 undo=_release_if_taken(lock))
         if not acquired:
             return None
@@ -341,10 +347,29 @@ class ToozLockBackend(backend.LockBackend):
         try:
             with self.calling("cannot keep the lock %s" % name):
                 self._service.acquired(lock)
+            if (self._service.checks_servers(self.url)
+                    and not reservation.still_held(deadline.remaining())):
+                raise self._unavailable(
+                    "the lock %s was granted by a server that is not the "
+                    "master the Sentinels name" % name)
         except exceptions.LockUnavailable:
             reservation.release()
             raise
         return reservation
+
+    def check_servers(self):
+        """Check that the service's locks can be relied on now.
+
+        Redis with Sentinel: the master the Sentinels name has a replica
+        acknowledging its writes (:mod:`.redis_sentinel`); nothing to ask
+        elsewhere.
+
+        :raises murano_cidr.exceptions.LockUnavailable: if not, or if it
+            cannot be asked.
+        """
+        reason = self._service.unsafe(self.url, self.request_seconds)
+        if reason is not None:
+            raise self._unavailable(reason)
 
     def probe(self, timeout=5):
         """Tell whether the lock service answers, without keeping anything.

@@ -21,10 +21,14 @@ unwrapped, so that each failure becomes a
 :class:`~murano_cidr.exceptions.LockUnavailable` with its real reason.
 """
 
+import os
 import socket
 import urllib.parse
 
+from oslo_utils import netutils
+
 from murano_cidr.drivers.lock import redis_ping
+from murano_cidr.drivers.lock import redis_sentinel
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
 #: kazoo's default grows to an hour, which would delay recovery after an
@@ -33,6 +37,13 @@ MAX_RETRY_DELAY = 1.0
 
 #: Longest reason put into a message, in characters.
 MAX_REASON = 400
+
+#: Replicas that must acknowledge a lock on Redis with Sentinel.
+REPLICAS = 1
+
+
+def _member():
+    return "%s-%d" % (socket.gethostname(), os.getpid())
 
 
 def request_timeout(lock_timeout):
@@ -48,25 +59,43 @@ def request_timeout(lock_timeout):
     return max(1, int(lock_timeout) // 2)
 
 
-def tcp_probe(url, timeout):
-    """Return None if the URL's host and port accept a connection.
+def _hosts(url):
+    parts = urllib.parse.urlsplit(url)
+    if redis_sentinel.master_name(url):
+        return redis_sentinel.sentinels(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    if parts.scheme in ("zookeeper", "kazoo") and "," in netloc:
+        # NOTE: kazoo's host list, "h1:p1,h2:p2": urlsplit cannot read
+        # its port.
+        return [netutils.parse_host_port(host, 2181)
+                for host in netloc.split(",") if host]
+    return [(parts.hostname, parts.port)]
 
-    :returns: None (also for a URL without host and port), or why the
-        connection failed.
+
+def tcp_probe(url, timeout):
+    """Return None if a host of the URL accepts a connection.
+
+    Every host the URL names is tried in turn (a ZooKeeper host list, the
+    Sentinels of a Redis URL): the client uses any of them.
+
+    :returns: None (also for a URL without host and port), or why no
+        connection succeeded.
     """
     try:
-        parts = urllib.parse.urlsplit(url)
-        host, port = parts.hostname, parts.port
+        hosts = [(host, port) for host, port in _hosts(url)
+                 if host and port]
     except ValueError as e:
         return "bad URL: %s" % e
-    if not host or not port:
-        return None
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as e:
-        return "cannot connect to %s:%d: %s" % (host, port,
-                                                e.strerror or e)
-    return None
+    reasons = []
+    for host, port in hosts:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as e:
+            reasons.append("cannot connect to %s:%d: %s"
+                           % (host, port, e.strerror or e))
+        else:
+            return None
+    return "; ".join(reasons) or None
 
 
 def _escape(text):
@@ -167,6 +196,22 @@ class Client(object):
         :param lock: the :class:`tooz.locking.Lock`, held.
         :raises tooz.ToozError: if the service cannot be reached.
         """
+
+    def checks_servers(self, url):
+        """Tell whether :meth:`unsafe` asks anything for this URL."""
+        return False
+
+    def unsafe(self, url, seconds):
+        """Tell why a lock the service granted cannot be relied on now.
+
+        Asked after a lock is taken and before it is reported held, before
+        tooz is asked whether the lock is still this engine's.
+
+        :param url: the coordination URL.
+        :param seconds: how long each connection and answer may take.
+        :returns: None, or why not.
+        """
+        return None
 
 
 class Local(Client):
@@ -323,7 +368,13 @@ class Redis(Client):
       is stopped, cut off or refusing fails the first call within ``2 ×
       T``, as any later one. Only a Redis that stops answering between
       that PING and the start makes the first call wait for redis-py's
-      retries (about eleven timeouts).
+      retries (about eleven timeouts). With Sentinel, each Sentinel of
+      the URL is asked in turn for the master, which is then pinged.
+    * With Sentinel, a lock taken, and one ``confirm`` checks, is used
+      only if the master the Sentinels name has a replica acknowledging
+      its writes, then only if tooz still finds it this engine's
+      (:meth:`unsafe`, :mod:`~murano_cidr.drivers.lock.redis_sentinel`);
+      both share the request's bound.
     """
 
     serialises = False
@@ -347,6 +398,21 @@ class Redis(Client):
 
     def ping(self, url, seconds):
         return redis_ping.ping(url, seconds, describe)
+
+    def checks_servers(self, url):
+        return bool(redis_sentinel.master_name(url))
+
+    def unsafe(self, url, seconds):
+        # NOTE: with Sentinel only: a Redis without replicas answers WAIT
+        # with 0, and one server cannot have two masters.
+        if not self.checks_servers(url):
+            return None
+        import redis
+        try:
+            return redis_sentinel.check(url, seconds, REPLICAS, _member())
+        except redis.RedisError as e:
+            return "cannot ask the Sentinels and the master: %s" % (
+                describe(e))
 
 
 _CLIENTS = {

@@ -60,7 +60,8 @@ class EngineError(Exception):
 
 
 def deploy(driver, routers, router, prefix, count, keep, counters,
-           recorder=None, hold=0):
+           recorder=None, hold=0, stop=None, retried=("LockUnavailable",),
+           plug_late=False):
     """Deploy ``count`` networks on ``router``, keeping ``keep`` alive.
 
     Each deployment allocates a CIDR, plugs the subnet into the model
@@ -76,8 +77,13 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
         Recorder` of the calls; one in memory if None.
     :param hold: seconds each reservation is held between the plug and
         the confirm (Neutron's time to create the subnet).
-    :raises EngineError: for an error other than the lock service being
-        unavailable (or for that one, after :data:`OUTAGE_DEADLINE`).
+    :param stop: an event that ends the deployments early once set.
+    :param retried: the errors of ``allocate`` tried again, with pauses.
+    :param plug_late: plug the subnet after ``hold``, as Heat creates it
+        some time after the engine got its CIDR (the reservation alone
+        keeps other engines off it meanwhile), rather than at once.
+    :raises EngineError: for an error other than those ``retried`` (or
+        for one of them, after :data:`OUTAGE_DEADLINE`).
     """
     if recorder is None:
         recorder = history.Recorder(None, prefix)
@@ -96,27 +102,29 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
     alive = collections.deque()
     deadline = time.monotonic() + OUTAGE_DEADLINE
     sequence = 0
-    while counters["deployed"] < count:
+    while counters["deployed"] < count and not (stop and stop.is_set()):
         sequence += 1
         owner = "%s-%d" % (prefix, sequence)
         cidr = recorder.allocate(driver, owner, scope=router,
                                  taken=lambda: routers.cidrs(router))
         failed = outcome()
         if failed is not None:
-            if ("LockUnavailable" not in failed.errors
+            if (not set(retried) & set(failed.errors)
                     or time.monotonic() > deadline):
                 raise EngineError(str(failed))
             counters["unavailable"] += 1
             # Pace the attempts while the lock service is down.
             time.sleep(0.05)
             continue
+        if hold and plug_late:
+            time.sleep(hold)
         try:
             routers.add_interface(router, owner, cidr)
         except router_mod.RouterInterfaceConflict:
             counters["collisions"] += 1
             release(owner)
             continue
-        if hold:
+        if hold and not plug_late:
             time.sleep(hold)
         recorder.confirm(driver, owner)
         failed = outcome()
@@ -134,12 +142,16 @@ def deploy(driver, routers, router, prefix, count, keep, counters,
 
 
 def engine(settings, lock_path, router_path, router, prefix, count, keep,
-           results, history_dir=None, hold=0):
+           results, history_dir=None, hold=0, stop=None,
+           retried=("LockUnavailable",), plug_late=False):
     """Run :func:`deploy` in a process of its own with its own allocator.
 
     :param results: a queue receiving one dictionary of counters.
     :param history_dir: a directory to record the calls in, as
         ``<prefix>.jsonl``; in memory only if None.
+    :param stop: an event that ends the deployments early once set.
+    :param retried: as :func:`deploy`'s.
+    :param plug_late: as :func:`deploy`'s.
     """
     driver = build_allocator(settings, lock_path)
     routers = router_mod.ModelRouter(router_path)
@@ -149,7 +161,7 @@ def engine(settings, lock_path, router_path, router, prefix, count, keep,
     counters = collections.Counter()
     try:
         deploy(driver, routers, router, prefix, count, keep, counters,
-               recorder, hold)
+               recorder, hold, stop, retried, plug_late)
     finally:
         results.put(dict(counters, prefix=prefix,
                          runtime=runtimes.current()))

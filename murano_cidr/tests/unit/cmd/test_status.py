@@ -167,6 +167,17 @@ class TestChecks(base.TestCase):
                           "answer", result)
         self.assertNotIn("secret", result.details)
 
+    def test_zookeeper_host_list(self):
+        # Issue 33: "bad URL: Port could not be cast...", though the
+        # allocator uses the URL fine. Nothing listens on port 1.
+        self.config(driver="lock",
+                    coordination_url="zookeeper://127.0.0.1:1,127.0.0.1:1,"
+                    "127.0.0.1:1")
+        result = self.checks.run("Lock service")
+        self.assertResult(FAILURE, "does not answer: cannot connect to "
+                          "127.0.0.1:1", result)
+        self.assertNotIn("bad URL", result.details)
+
     def test_unknown_coordinator_backend(self):
         self.config(driver="lock", coordination_url="nope://host")
         self.assertResult(FAILURE, "nope://host",

@@ -16,6 +16,7 @@ The coordinator is a mock standing for tooz; what is checked is what the
 backend asks of it and what it makes of its failures.
 """
 
+import socket
 from unittest import mock
 
 from etcd3gw import exceptions as etcd3gw_exceptions
@@ -26,6 +27,7 @@ from tooz import coordination
 
 from murano_cidr import allocator
 from murano_cidr.drivers.lock import backend
+from murano_cidr.drivers.lock import redis_sentinel
 from murano_cidr.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr.tests import base
@@ -118,6 +120,60 @@ class TestClientOptions(base.TestCase):
 
     def test_local_locks_need_no_timeout(self):
         self.assertEqual({}, tooz_clients.for_url("file:///x").options(7))
+
+
+class TestProbedHosts(base.TestCase):
+    """The status check's TCP probe tries every host a URL names."""
+
+    def listening(self):
+        server = socket.socket()
+        self.addCleanup(server.close)
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        return server.getsockname()[1]
+
+    def test_a_zookeeper_host_list(self):
+        # Port 1 on the loopback: nothing listens, the connection is
+        # refused. Issue 33: urlsplit cannot read the port of a host list.
+        url = "zookeeper://127.0.0.1:1,127.0.0.1:%d" % self.listening()
+        self.assertIsNone(tooz_clients.tcp_probe(url, 5))
+        reason = tooz_clients.tcp_probe(
+            "zookeeper://127.0.0.1:1,127.0.0.1:1/chroot", 5)
+        self.assertIn("cannot connect to 127.0.0.1:1", reason)
+        self.assertNotIn("bad URL", reason)
+
+    def test_every_sentinel(self):
+        url = ("redis://127.0.0.1:1?sentinel=m&sentinel_fallback="
+               "127.0.0.1:%d" % self.listening())
+        self.assertIsNone(tooz_clients.tcp_probe(url, 5))
+        self.assertIn("cannot connect to 127.0.0.1:1", tooz_clients.tcp_probe(
+            "redis://127.0.0.1:1?sentinel=m", 5))
+
+
+class TestSentinelURL(base.TestCase):
+    """Which Redis URLs have their locks checked on the Sentinels' master."""
+
+    def test_sentinels_in_order(self):
+        url = ("redis://s1:26380?sentinel=m&sentinel_fallback=s2:26381"
+               "&sentinel_fallback=s3")
+        self.assertEqual([("s1", 26380), ("s2", 26381), ("s3", 26379)],
+                         redis_sentinel.sentinels(url))
+        self.assertEqual("m", redis_sentinel.master_name(url))
+        self.assertTrue(tooz_clients.for_url(url).checks_servers(url))
+
+    def test_a_single_redis_is_not_checked(self):
+        url = "redis://127.0.0.1:1"
+        client = tooz_clients.for_url(url)
+        self.assertEqual([], redis_sentinel.sentinels(url))
+        self.assertFalse(client.checks_servers(url))
+        # Nothing is asked: nothing listens on port 1.
+        self.assertIsNone(client.unsafe(url, 1))
+
+    def test_unreachable_sentinels_make_locks_unsafe(self):
+        url = ("redis://127.0.0.1:1?sentinel=m"
+               "&sentinel_fallback=127.0.0.1:1")
+        reason = tooz_clients.for_url(url).unsafe(url, 1)
+        self.assertIn("cannot ask the Sentinels and the master", reason)
 
 
 class ToozTestCase(base.TestCase):
