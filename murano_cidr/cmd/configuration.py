@@ -118,7 +118,9 @@ def name_files(text, argv):
 
 def _given(argv):
     """Return the ``--config-file`` and ``--config-dir`` lists of argv."""
-    parser = argparse.ArgumentParser(add_help=False)
+    # NOTE: no abbreviations: "--co" is not ours to refuse (it may be the
+    # abbreviation of a command's own option, for oslo.config to judge).
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--config-file", action="append", default=[])
     parser.add_argument("--config-dir", action="append", default=[])
     given, _rest = parser.parse_known_args(list(argv))
