@@ -76,11 +76,11 @@ class Mixin(object):
         self.before = snapshot(self.db.engine)
         self.assertEqual(2, len(self.before["murano_cidr_allocations"]))
 
-    def run_cli(self, *argv):
+    def run_cli(self, *argv, codes=(0,)):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = cli.main(list(argv))
-        self.assertEqual(0, code)
+        self.assertIn(code, codes)
         return out.getvalue()
 
     def test_simulate_leaves_the_tables_as_they_were(self):
@@ -110,7 +110,11 @@ class Mixin(object):
         out = self.run_cli("bench", "--backends", "db-" + self.backend,
                            "--db-connection", self.db.url, "--workers", "2",
                            "--allocations", "3", "--samples", "1",
-                           "--no-pool-math", "--format", "json", "--quiet")
+                           "--no-pool-math", "--format", "json", "--quiet",
+                           # NOTE: one sample, on a busy host: a speed
+                           # target may fail (exit 1); what is checked here
+                           # is what the run leaves behind.
+                           codes=(0, 1))
         result, = json.loads(out)["drivers"]
         self.assertIsNone(result["skipped"])
         self.assertEqual((6, 0), (result["allocations"], result["errors"]),

@@ -190,16 +190,19 @@ class TestMeasuringTools(SignalTestCase):
     def test_simulate_sighup_of_a_closing_terminal(self):
         self.interrupt(self.simulate(), signal.SIGHUP, group=True)
 
+    # NOTE: the largest run bench accepts (2 × 2,048 allocations fill its
+    # pool of 4,096): over a minute, measured, where the signal comes
+    # once the workers have started.
     def test_bench_sigterm(self):
         proc = self.start("bench", "--backends", "lock-file", "--workers",
-                          "2", "--allocations", "1000000", "--no-pool-math",
+                          "2", "--allocations", "2048", "--no-pool-math",
                           "--quiet")
         self.wait_for_workers(proc, 3)
         self.interrupt(proc, signal.SIGTERM)
 
     def test_bench_ctrl_c(self):
         proc = self.start("bench", "--backends", "db-sqlite", "--workers",
-                          "2", "--allocations", "1000000", "--no-pool-math",
+                          "2", "--allocations", "2048", "--no-pool-math",
                           "--quiet")
         self.wait_for_workers(proc, 3)
         self.interrupt(proc, signal.SIGINT, group=True)
