@@ -25,18 +25,6 @@ from oslo_utils import strutils
 from murano_cidr.drivers.lock import redis_sentinel
 
 
-def _no_retries():
-    # NOTE: redis-py before 4.1 (Xena's 3.5.3) has no retry policy: it
-    # tries a connection once, and a command again only after a timeout
-    # with retry_on_timeout set, which is off by default.
-    try:
-        from redis import backoff
-        from redis import retry
-    except ImportError:
-        return {}
-    return {"retry": retry.Retry(backoff.NoBackoff(), 0)}
-
-
 def ping(url, seconds, describe):
     """Ask the Redis of ``url`` one PING, with no retry.
 
@@ -63,7 +51,7 @@ def ping(url, seconds, describe):
         host=parts.hostname, port=parts.port or 6379,
         socket_timeout=seconds, socket_connect_timeout=seconds,
         ssl=strutils.bool_from_string(query.get("ssl", [""])[-1]),
-        **_no_retries(), **tls)
+        **redis_sentinel.no_retries(), **tls)
     try:
         client.ping()
     except (redis.AuthenticationError, redis.ResponseError):

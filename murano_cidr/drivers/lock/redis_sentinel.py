@@ -43,8 +43,11 @@ SENTINEL_PORT = 26379
 PROBE_KEY = "murano-cidr-replication-probe"
 
 
-def _no_retries():
-    # NOTE: as redis_ping's: redis-py before 4.1 has no retry policy.
+def no_retries():
+    """Return the redis-py client options that turn its retries off."""
+    # NOTE: redis-py before 4.1 (Xena's 3.5.3) has no retry policy: it
+    # tries a connection once, and a command again only after a timeout
+    # with retry_on_timeout set, which is off by default.
     try:
         from redis import backoff
         from redis import retry
@@ -94,12 +97,12 @@ def _client_options(url, seconds):
                ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs")
                if name in query}
     options.update(socket_timeout=seconds, socket_connect_timeout=seconds,
-                   **_no_retries())
+                   **no_retries())
     if strutils.bool_from_string(query.get("ssl", [""])[-1]):
         options["ssl"] = True
     sentinel_options = {
         "socket_timeout": seconds, "socket_connect_timeout": seconds}
-    sentinel_options.update(_no_retries())
+    sentinel_options.update(no_retries())
     for name in ("username", "password"):
         if "sentinel_" + name in query:
             sentinel_options[name] = query["sentinel_" + name][-1]
