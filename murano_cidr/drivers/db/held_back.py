@@ -19,6 +19,7 @@ back and when it frees, and ``usage`` (:mod:`.records`) counts with it.
 """
 
 import datetime
+import shlex
 
 import sqlalchemy as sa
 
@@ -60,8 +61,8 @@ def _options(conf):
     files = getattr(conf, "config_file", None) or []
     dirs = getattr(conf, "config_dir", None) or []
     dirs = [dirs] if isinstance(dirs, str) else dirs
-    return "".join(["--config-file %s " % f for f in files]
-                   + ["--config-dir %s " % d for d in dirs])
+    return "".join(["--config-file %s " % shlex.quote(f) for f in files]
+                   + ["--config-dir %s " % shlex.quote(d) for d in dirs])
 
 
 def _held_back(back, grace, timeout, configuration):
