@@ -20,8 +20,6 @@ off, asks first (:meth:`murano_cidr.drivers.lock.tooz_clients.Redis.ping`).
 
 import urllib.parse
 
-from oslo_utils import strutils
-
 from murano_cidr.drivers.lock import redis_sentinel
 
 
@@ -37,28 +35,10 @@ def ping(url, seconds, describe):
         URL is asked in turn for the master, which is then asked
         (:func:`~murano_cidr.drivers.lock.redis_sentinel.ping`).
     """
-    import redis
     if redis_sentinel.master_name(url):
         return redis_sentinel.ping(url, seconds, describe)
     parts = urllib.parse.urlsplit(url)
     if not parts.hostname:
         return None
-    query = urllib.parse.parse_qs(parts.query)
-    tls = {name: query[name][-1] for name in
-           ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs")
-           if name in query}
-    client = redis.Redis(
-        host=parts.hostname, port=parts.port or 6379,
-        socket_timeout=seconds, socket_connect_timeout=seconds,
-        ssl=strutils.bool_from_string(query.get("ssl", [""])[-1]),
-        **redis_sentinel.no_retries(), **tls)
-    try:
-        client.ping()
-    except (redis.AuthenticationError, redis.ResponseError):
-        return None
-    except redis.RedisError as e:
-        return "no answer to PING from %s:%d: %s" % (
-            parts.hostname, parts.port or 6379, describe(e))
-    finally:
-        client.close()
-    return None
+    return redis_sentinel.ping_server(url, parts.hostname, parts.port or 6379,
+                                      seconds, describe)

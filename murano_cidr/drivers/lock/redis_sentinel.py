@@ -193,6 +193,18 @@ def ping(url, seconds, describe):
         return "no Sentinel of %s names the master %s: %s" % (
             ", ".join("%s:%d" % s for s in sentinels(url)), master_name(url),
             describe(e))
+    return ping_server(url, host, port, seconds, describe, "the master ")
+
+
+def ping_server(url, host, port, seconds, describe, what=""):
+    """Ask one Redis server a PING, with the URL's options and no retry.
+
+    :param url: the coordination URL, for its TLS and credentials.
+    :param what: how the message names the server (``"the master "``).
+    :returns: None if the server answered (an authentication error is an
+        answer: the coordinator's start says what is wrong); else why not.
+    """
+    import redis
     options, _sentinel_options = _client_options(url, seconds)
     client = redis.Redis(host=host, port=port, **options)
     try:
@@ -200,8 +212,8 @@ def ping(url, seconds, describe):
     except (redis.AuthenticationError, redis.ResponseError):
         return None
     except redis.RedisError as e:
-        return "no answer to PING from the master %s:%d: %s" % (
-            host, port, describe(e))
+        return "no answer to PING from %s%s:%d: %s" % (
+            what, host, port, describe(e))
     finally:
         client.close()
     return None
