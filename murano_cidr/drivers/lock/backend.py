@@ -22,12 +22,14 @@ backend object, agrees on them:
   the lock back to whoever just released it (the others sleep between
   polls) and starves them; the reservation locks alone keep two engines
   from holding overlapping CIDRs;
-* *reservation locks* per (scope, block), taken without waiting and held
-  from ``allocate`` until ``confirm`` or ``release``, or until the holder
-  dies. A block is an aligned network of a fixed prefix length
-  (``reservation_prefixlen``); a CIDR is reserved by holding every block
-  it overlaps, so two overlapping CIDRs of any sizes always need a block
-  in common.
+* *block locks* per (scope, block), taken without waiting and held only
+  while the block's reservation record is read and written
+  (:mod:`~murano_cidr.drivers.lock.reservations`): the record, not the
+  lock, holds the block from ``allocate`` until ``confirm``, ``release``
+  (in any process) or ``reservation_timeout``. A block is an aligned
+  network of a fixed prefix length (``reservation_prefixlen``); a CIDR is
+  reserved by holding every block it overlaps, so two overlapping CIDRs
+  of any sizes always need a block in common.
 """
 
 import abc
@@ -154,9 +156,13 @@ class LockBackend(object, metaclass=abc.ABCMeta):
     """A lock service, as the ``lock`` driver uses it.
 
     :ivar description: what to name in messages (never a password).
+    :ivar records: the
+        :class:`~murano_cidr.drivers.lock.reservations.RecordStore` that
+        keeps the reservation records.
     """
 
     description = None
+    records = None
 
     @abc.abstractmethod
     def scope_lock(self, name):
@@ -179,4 +185,6 @@ class LockBackend(object, metaclass=abc.ABCMeta):
         """
 
     def close(self):
-        """Drop the connection to the lock service, if any."""
+        """Drop the connections to the lock service, if any."""
+        if self.records is not None:
+            self.records.close()

@@ -28,6 +28,7 @@ from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import holdings
 from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import picking
+from murano_cidr.drivers.lock import reservations
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
@@ -241,6 +242,7 @@ class LockDriver(base.AllocatorDriver):
                     % (self._block_prefixlen[version], count,
                        pool.prefixlen, backend_mod.MAX_BLOCKS))
         self.backend = backend_from_conf(conf)
+        self._hold = group.reservation_timeout
         self._held = holdings.Holdings(group.reservation_timeout)
 
     shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
@@ -256,11 +258,6 @@ class LockDriver(base.AllocatorDriver):
 
     # -- helpers -----------------------------------------------------------
 
-    def _live(self, scope, ip_version):
-        return [h.allocation.cidr for h in self._held.values()
-                if h.allocation.scope == scope
-                and h.allocation.ip_version == ip_version]
-
     def _existing(self, owner, scope, ip_version):
         held = self._held.get(owner)
         if held is None:
@@ -274,37 +271,23 @@ class LockDriver(base.AllocatorDriver):
         return allocation.cidr
 
     def exhausted(self, pool, scope, free_map, allocated_map=None,
-                  held_back=""):
+                  held_back="", holders=()):
         """The exhaustion error, with who holds the reservations and how long.
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.exhausted`.
+
+        :param holders: the live reservation records met
+            (:class:`~murano_cidr.drivers.lock.reservations.Record`).
         """
-        own = [h.allocation for h in self._held.values()
-               if h.allocation.scope == scope
-               and h.allocation.ip_version == pool.version]
-        mine = pool.free_map(taken_mod.TakenSet.from_taken(
-            [a.cidr for a in own], pool.version)).blocked
-        others = (allocated_map.blocked if allocated_map else 0) - mine
-        timeout = self._held.timeout
-        text = ""
-        if own:
-            first = min(a.created_at for a in own) + datetime.timedelta(
-                seconds=timeout)
-            text += ("; %d reserved, unconfirmed, by this engine process, "
-                     "the first dropped at %s UTC" % (
-                         mine, first.strftime("%Y-%m-%d %H:%M:%S")))
-        if others > 0:
-            # NOTE: the kernel frees a dead holder's file locks at once; a
-            # lock service, once its lease or session runs out.
-            text += (
-                "; %d reserved, unconfirmed, by other engine processes: "
-                "each is dropped when its engine confirms or releases it "
-                "(a delete handled by another engine process frees "
-                "nothing), when its engine dies (%s), or reservation_timeout "
-                "= %d s after it was made" % (
-                    others, "at once" if self.single_host_store else
-                    "after lock_timeout = %d s"
-                    % self.conf[opts.GROUP].lock_timeout, timeout))
+        own = {h.allocation.owner for h in self._held.values()}
+        text = reservations.describe(holders, own, self._hold)
+        reserved = allocated_map.blocked if allocated_map else 0
+        recorded = pool.free_map(taken_mod.TakenSet.from_taken(
+            [h.cidr for h in holders if h.token != "?"],
+            pool.version)).blocked
+        if reserved > recorded:
+            text += ("; %d being reserved by other engines at that moment"
+                     % (reserved - recorded))
         return super().exhausted(pool, scope, free_map, allocated_map,
                                  held_back=text + held_back)
 
@@ -335,11 +318,19 @@ class LockDriver(base.AllocatorDriver):
         if existing is not None:
             return existing
         read_taken = picking.TakenReader(taken, pool.version)
+
+        def new_record(cidr):
+            return reservations.Record.new(owner, scope, cidr, self._hold)
+
         with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
             cidr, reservation = picking.pick(
                 self.backend, self._block_prefixlen[pool.version], scope,
-                pool, read_taken, self._live(scope, pool.version),
-                self.exhausted)
+                pool, read_taken, new_record, self.exhausted)
+        try:
+            reservations.write_index(self.backend.records, reservation)
+        except BaseException:
+            reservation.release()
+            raise
         allocation = allocation_mod.Allocation(
             owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
             confirmed=False,
@@ -385,7 +376,17 @@ class LockDriver(base.AllocatorDriver):
                         allocation.cidr, owner, allocation.scope, reason)
             raise exceptions.ReservationLost(cidr=allocation.cidr,
                                              owner=owner, reason=reason)
+        self._drop_index(held.reservation)
         LOG.debug("Confirmed %s for %s", allocation.cidr, owner)
+
+    def _drop_index(self, reservation):
+        try:
+            reservations.drop_index(self.backend.records, reservation)
+        except exceptions.LockUnavailable as e:
+            # NOTE: an index whose records are gone frees nothing and
+            # expires with them.
+            LOG.warning("Could not delete the owner index of %s: %s",
+                        reservation.record.owner, e.kwargs.get("reason", e))
 
     def release(self, owner):
         """Drop the reservation of ``owner``, if this process holds it.
@@ -398,10 +399,13 @@ class LockDriver(base.AllocatorDriver):
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
         if held is None:
-            return False
-        held.reservation.release()
-        LOG.debug("Released %s of %s", held.allocation.cidr, owner)
-        return True
+            dropped = reservations.release(self.backend.records, owner)
+        else:
+            dropped = held.reservation.release_checked()
+            self._drop_index(held.reservation)
+        if dropped:
+            LOG.debug("Released the reservation of %s", owner)
+        return dropped
 
     def get(self, owner):
         """Return what this process holds for ``owner`` (None if nothing)."""
@@ -424,4 +428,5 @@ class LockDriver(base.AllocatorDriver):
         """Release every reservation this process holds, then disconnect."""
         for h in self._held.pop_all():
             h.reservation.release()
+            self._drop_index(h.reservation)
         self.backend.close()

@@ -26,6 +26,7 @@ from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
 from murano_cidr.drivers.lock import backend
+from murano_cidr.drivers.lock import file_records
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class FileLockBackend(backend.LockBackend):
             raise exceptions.InvalidConfig(
                 group="oslo_concurrency", option="lock_path",
                 reason="%s is not writable by this user" % lock_path)
+        self.records = file_records.FileRecords(lock_path, self.description)
 
     def _unavailable(self, error):
         return exceptions.LockUnavailable(url=self.description,

@@ -21,7 +21,7 @@ import secrets
 from oslo_log import log as logging
 
 from murano_cidr.drivers.lock import backend as backend_mod
-from murano_cidr import exceptions
+from murano_cidr.drivers.lock import reservations
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
@@ -31,37 +31,55 @@ LOG = logging.getLogger(__name__)
 _RANDOM = secrets.SystemRandom()
 
 
-def try_reserve(backend, prefixlen, scope, net):
-    """Take the lock of every block ``net`` overlaps, without waiting.
+def try_reserve(backend, prefixlen, scope, net, record):
+    """Write ``record`` for every block ``net`` overlaps, without waiting.
+
+    Each block's record is read and written while the block's lock is
+    held, and the lock is released at once: the records hold the blocks.
 
     :param backend: the
         :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
     :param prefixlen: the prefix length of the blocks.
     :param scope: the scope, or None.
     :param net: the candidate, a :class:`netaddr.IPNetwork`.
-    :returns: ``(reservation, None)``, or ``(None, block)`` with the
-        block another engine holds (nothing is kept then).
+    :param record: the :class:`~.reservations.Record` to write.
+    :returns: ``(reservation, None, None)``, or ``(None, block, holder)``
+        with the block another engine holds, and the live
+        :class:`~.reservations.Record` that holds it (None if its lock
+        was busy); nothing is kept then.
     :raises murano_cidr.exceptions.LockUnavailable: if the lock service
         cannot be reached; nothing is kept.
     """
-    held = []
+    data = record.encode()
+    names = []
     try:
         for block in backend_mod.blocks(net, prefixlen):
-            reservation = backend.try_reserve(
-                backend_mod.reservation_lock_name(scope, str(block)))
-            if reservation is None:
-                for other in held:
-                    other.release()
-                return None, block
-            held.append(reservation)
+            lock_name = backend_mod.reservation_lock_name(scope, str(block))
+            lock = backend.try_reserve(lock_name)
+            holder = None
+            if lock is not None:
+                name = reservations.record_name(lock_name)
+                try:
+                    holder = reservations.claim(backend.records, name,
+                                                record, data)
+                finally:
+                    lock.release()
+                if holder is None:
+                    names.append(name)
+                    continue
+            reservations.RecordReservation(backend.records, names,
+                                           record).release()
+            return None, block, holder
     except BaseException:
-        for other in held:
-            other.release()
+        reservations.RecordReservation(backend.records, names,
+                                       record).release()
         raise
-    return backend_mod.BlockReservation(held), None
+    return (reservations.RecordReservation(backend.records, names, record),
+            None, None)
 
 
-def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
+def pick(backend, prefixlen, scope, pool, read_taken, new_record,
+         exhausted):
     """Reserve a free candidate; call with the scope lock held.
 
     Candidates are tried in random order among the free ones; one any of
@@ -78,9 +96,11 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     :param scope: the scope, or None.
     :param pool: the :class:`~murano_cidr.pool.Pool`.
     :param read_taken: a :class:`TakenReader`.
-    :param own: the CIDRs this process already holds in the scope.
-    :param exhausted: ``exhausted(pool, scope, free_map, allocated_map)``,
-        returning the error to raise when nothing is free.
+    :param new_record: ``new_record(cidr)`` returns the
+        :class:`~.reservations.Record` to write for a candidate.
+    :param exhausted: ``exhausted(pool, scope, free_map, allocated_map,
+        holders)``, returning the error to raise when nothing is free;
+        ``holders`` are the live records met.
     :returns: ``(cidr, reservation)``.
     :raises murano_cidr.exceptions.PoolExhausted: if nothing is free.
     :raises murano_cidr.exceptions.LockUnavailable: if the lock service
@@ -88,7 +108,6 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     """
     version = pool.version
     taken_set = read_taken()
-    own = taken_mod.TakenSet.from_taken(own, version)
     # Candidates given up during this call: reserved by another engine
     # (they count as allocated), or whose subnet appeared after we
     # reserved them (they count as taken). Each candidate is tried at
@@ -96,9 +115,10 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     # ends.
     elsewhere = []
     appeared = []
+    holders = {}
     second_look = True
     while True:
-        held = own.union(taken_mod.TakenSet(version, elsewhere))
+        held = taken_mod.TakenSet(version, elsewhere)
         blocked = taken_set.union(held).union(
             taken_mod.TakenSet(version, appeared))
         free_map = pool.free_map(blocked)
@@ -108,18 +128,22 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
             # the router): the pool is exhausted only if it is at one
             # moment, so look once more with taken read again.
             second_look = False
-            elsewhere, appeared = [], []
+            elsewhere, appeared, holders = [], [], {}
             taken_set = read_taken()
             continue
         if free_map.free == 0:
             raise exhausted(pool, scope, free_map,
-                            allocated_map=pool.free_map(held))
+                            allocated_map=pool.free_map(held),
+                            holders=list(holders.values()))
         index = free_map.nth_free(_RANDOM.randrange(free_map.free))
         cidr = pool.cidr(index)
         net = pool[index]
-        reservation, busy = try_reserve(backend, prefixlen, scope, net)
+        reservation, busy, holder = try_reserve(
+            backend, prefixlen, scope, net, new_record(cidr))
         if reservation is None:
             elsewhere.append((busy.first, busy.last))
+            if holder is not None:
+                holders[holder.token] = holder
             continue
         try:
             if read_taken.again:
@@ -131,11 +155,6 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
                     appeared.append((net.first, net.last))
                     reservation.release()
                     continue
-            if not reservation.still_held():
-                raise exceptions.LockUnavailable(
-                    url=backend.description,
-                    reason="the reservation of %s was lost at once"
-                    % cidr)
         except BaseException:
             reservation.release()
             raise

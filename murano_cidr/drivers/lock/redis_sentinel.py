@@ -90,7 +90,14 @@ def sentinels(url):
     return hosts
 
 
-def _client_options(url, seconds):
+def client_options(url, seconds):
+    """Return redis-py's options for a server and for the Sentinels of ``url``.
+
+    :param url: a ``redis://`` or ``rediss://`` coordination URL.
+    :param seconds: how long each connection and answer may take.
+    :returns: ``(server options, Sentinel options)``: TLS, credentials and
+        timeouts, with redis-py's retries off.
+    """
     parts = urllib.parse.urlsplit(url)
     query = urllib.parse.parse_qs(parts.query)
     options = {name: query[name][-1] for name in
@@ -125,7 +132,7 @@ def discover(url, seconds):
         (redis-py's ``MasterNotFoundError``).
     """
     from redis import sentinel
-    _options, sentinel_options = _client_options(url, seconds)
+    _options, sentinel_options = client_options(url, seconds)
     manager = sentinel.Sentinel(sentinels(url),
                                 sentinel_kwargs=sentinel_options)
     try:
@@ -151,7 +158,7 @@ def check(url, seconds, replicas, member):
     """
     import redis
     host, port = discover(url, seconds)
-    options, _sentinel_options = _client_options(url, seconds)
+    options, _sentinel_options = client_options(url, seconds)
     client = redis.Redis(host=host, port=port,
                          single_connection_client=True, **options)
     try:
@@ -205,7 +212,7 @@ def ping_server(url, host, port, seconds, describe, what=""):
         answer: the coordinator's start says what is wrong); else why not.
     """
     import redis
-    options, _sentinel_options = _client_options(url, seconds)
+    options, _sentinel_options = client_options(url, seconds)
     client = redis.Redis(host=host, port=port, **options)
     try:
         client.ping()

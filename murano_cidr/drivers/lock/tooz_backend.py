@@ -155,6 +155,8 @@ class ToozLockBackend(backend.LockBackend):
             self._coordinator = coordination.get_coordinator(
                 url, _member_id(), **self._options)
             self._errors = (tooz.ToozError,) + self._service.errors()
+            self.records = self._service.records(url, lock_timeout,
+                                                 self.request)
         except stevedore.exception.NoMatches:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
@@ -402,6 +404,12 @@ class ToozLockBackend(backend.LockBackend):
         return None
 
     def close(self):
+        try:
+            self._stop()
+        finally:
+            super().close()
+
+    def _stop(self):
         with self._start_lock:
             if not self._started:
                 return

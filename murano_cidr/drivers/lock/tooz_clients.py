@@ -27,8 +27,11 @@ import urllib.parse
 
 from oslo_utils import netutils
 
+from murano_cidr.drivers.lock import file_records
 from murano_cidr.drivers.lock import redis_ping
 from murano_cidr.drivers.lock import redis_sentinel
+from murano_cidr.drivers.lock import service_records
+from murano_cidr import exceptions
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
 #: kazoo's default grows to an hour, which would delay recovery after an
@@ -190,6 +193,24 @@ class Client(object):
         """
         return None
 
+    def records(self, url, lock_timeout, request):
+        """Return where this service keeps the reservation records.
+
+        :param url: the coordination URL.
+        :param lock_timeout: ``[cidr_allocator] lock_timeout``.
+        :param request: the lock backend's bounded call,
+            ``request(what, function, seconds=None)``.
+        :returns: a
+            :class:`~murano_cidr.drivers.lock.reservations.RecordStore`.
+        :raises murano_cidr.exceptions.InvalidConfig: if the service
+            cannot keep them.
+        """
+        raise exceptions.InvalidConfig(
+            option="coordination_url",
+            reason="the lock driver keeps its reservations as records in "
+            "Redis, etcd3, ZooKeeper or a directory (file://); %s cannot "
+            "keep them" % urllib.parse.urlsplit(url).scheme)
+
     def acquired(self, lock):
         """Do what a lock just taken needs before it is used.
 
@@ -221,6 +242,12 @@ class Local(Client):
 
     def options(self, lock_timeout):
         return {}
+
+    def records(self, url, lock_timeout, request):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "file" or not parts.path:
+            return super().records(url, lock_timeout, request)
+        return file_records.FileRecords(parts.path, parts.path)
 
 
 class ZooKeeper(Client):
@@ -258,6 +285,11 @@ class ZooKeeper(Client):
                  "max_delay": MAX_RETRY_DELAY, "deadline": lock_timeout}
         return {"timeout": lock_timeout, "connection_retry": dict(retry),
                 "command_retry": dict(retry)}
+
+    def records(self, url, lock_timeout, request):
+        options = self.options(lock_timeout)
+        return service_records.ZooKeeperRecords(url, options, request,
+                                                lock_timeout)
 
     def errors(self):
         from kazoo import exceptions as kazoo_exceptions
@@ -338,6 +370,10 @@ class Etcd3(Client):
                 "timeout": request_timeout(lock_timeout),
                 "membership_timeout": lock_timeout}
 
+    def records(self, url, lock_timeout, request):
+        return service_records.EtcdRecords(
+            url, request_timeout(lock_timeout), request)
+
     def acquired(self, lock):
         # Lock.heartbeat() of tooz's etcd3 driver refreshes this lock's
         # lease alone (one request), from now.
@@ -398,6 +434,15 @@ class Redis(Client):
 
     def ping(self, url, seconds):
         return redis_ping.ping(url, seconds, describe)
+
+    def errors(self):
+        # NOTE: the records' own client; tooz wraps its client's errors.
+        import redis
+        return (redis.RedisError,)
+
+    def records(self, url, lock_timeout, request):
+        return service_records.RedisRecords(
+            url, self.request_seconds(url, lock_timeout), request, REPLICAS)
 
     def checks_servers(self, url):
         return bool(redis_sentinel.master_name(url))
