@@ -366,7 +366,8 @@ class LockDriver(base.AllocatorDriver):
         allocation = held.allocation
         try:
             still_held = held.reservation.release_checked()
-            reason = "its lock expired or was taken over"
+            reason = ("its reservation expired, was released by another "
+                      "engine process or was taken over")
         except exceptions.LockUnavailable as e:
             still_held = False
             reason = "its lock could not be checked: %s is unreachable: %s" % (

@@ -32,6 +32,7 @@ from murano_cidr.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
+from murano_cidr.tests.unit.drivers import memory_records
 
 
 def _tooz_error(cls, text, cause):
@@ -190,6 +191,12 @@ class ToozTestCase(base.TestCase):
                     lock_timeout=7, lock_wait_timeout=self.wait_timeout)
         self.coordinator = self.new_coordinator()
         self.lock = self.coordinator.get_lock.return_value
+        self.records = memory_records.MemoryRecords()
+        for client in (tooz_clients.ZooKeeper, tooz_clients.Etcd3,
+                       tooz_clients.Redis):
+            self.enterContext(mock.patch.object(
+                client, "records",
+                lambda _client, _url, _timeout, _request: self.records))
         self.get = self.enterContext(mock.patch(
             "tooz.coordination.get_coordinator",
             return_value=self.coordinator))
@@ -314,10 +321,11 @@ class TestEtcdBackend(ToozTestCase, _LockNames):
         self.assertEqual(1, len(names))
         self.lock.acquire.assert_called_once_with(blocking=False)
 
-    def test_confirm_reports_a_lock_that_was_no_longer_ours(self):
+    def test_confirm_reports_a_record_that_was_no_longer_ours(self):
         cidr = self.driver.allocate("net-1", scope="r")
-        # The compare-and-delete found another value under the key.
-        self.lock.release.return_value = False
+        # The compare-and-delete finds another value under the key.
+        (name,) = self.records.blocks()
+        self.records.data[name] = b"another engine's"
         e = self.assertRaises(exceptions.ReservationLost,
                               self.driver.confirm, "net-1")
         self.assertIn(cidr, str(e))
@@ -325,13 +333,16 @@ class TestEtcdBackend(ToozTestCase, _LockNames):
 
     def test_confirm_while_etcd_is_down_is_reservation_lost(self):
         self.driver.allocate("net-1", scope="r")
-        cause = etcd3gw_exceptions.ConnectionFailedError("refused")
-        self.lock.release.side_effect = _tooz_error(
-            coordination.ToozConnectionError, "", cause)
+        self.records.down()
         e = self.assertRaises(exceptions.ReservationLost,
                               self.driver.confirm, "net-1")
-        self.assertIn("ConnectionFailedError: refused", str(e))
+        self.assertIn("Connection refused", str(e))
         self.assertIsNone(self.driver.get("net-1"))
+
+    def test_the_block_lock_is_held_only_while_its_record_is_written(self):
+        self.driver.allocate("net-1", scope="r")
+        self.lock.release.assert_called_once_with()
+        self.assertEqual(1, len(self.records.blocks()))
 
     def test_confirm_of_a_lock_still_held(self):
         self.driver.allocate("net-1", scope="r")
