@@ -152,6 +152,15 @@ def claim(store, name, record, data):
         (a record of an unknown layout is a :class:`Record` of owner
         ``"?"`` that expires with its store).
     """
+    hold = record.expires - record.created
+    if store.expires_itself:
+        # NOTE: the service drops an expired record itself: a write where
+        # none is says all, one round trip fewer than reading first.
+        if store.create(name, data, None, hold):
+            return None
+        current, version = store.read(name)
+        return (Record.decode(current) if current is not None else None) or (
+            Record("?", None, "?", "?", 0, float("inf")))
     current, version = store.read(name)
     if current is not None:
         other = Record.decode(current)
@@ -161,7 +170,7 @@ def claim(store, name, record, data):
             return other
         LOG.info("The reservation of %s for %s (scope %s) expired; its "
                  "block is reused", other.cidr, other.owner, other.scope)
-    if store.create(name, data, version, record.expires - record.created):
+    if store.create(name, data, version, hold):
         return None
     latest, _version = store.read(name)
     return (Record.decode(latest) if latest is not None else None) or Record(
@@ -216,16 +225,27 @@ def index_data(reservation):
 
 
 def write_index(store, reservation):
-    """Write the owner index of ``reservation``, replacing an older one."""
+    """Write the owner index of ``reservation`` unless the owner has one."""
     record = reservation.record
-    name = index_name(record.owner)
-    data, version = store.read(name)
     hold = record.expires - record.created
-    if not store.create(name, index_data(reservation), version, hold):
-        # NOTE: another process wrote it meanwhile, for the same owner;
-        # its own index wins, ours expires with our records.
-        LOG.warning("The owner index of %s was written by another engine "
-                    "process meanwhile", record.owner)
+    name = index_name(record.owner)
+    data = index_data(reservation)
+    if store.create(name, data, None, hold):
+        return
+    current, version = store.read(name)
+    older = _indexed_record(current)
+    if current is None or (not store.expires_itself
+                           and (older is None or not older.live())):
+        # An index that expired (files, ZooKeeper keep it) is replaced.
+        if store.create(name, data, version, hold):
+            return
+    # NOTE: another process reserved for the same owner and has not
+    # confirmed or released it yet: its index stays, and this
+    # reservation, which release() cannot find, expires on its own.
+    LOG.warning("Another engine process holds a reservation for %s; a "
+                "release of %s will not free %s, which is held until it is "
+                "confirmed or reservation_timeout has passed",
+                record.owner, record.owner, record.cidr)
 
 
 def from_index(store, owner):
@@ -238,17 +258,28 @@ def from_index(store, owner):
         return None, None
     try:
         index = json.loads(data)
-        record = Record.decode(index["record"].encode("utf-8"))
+        record_data = index["record"].encode("utf-8")
         names = [str(name) for name in index["names"]]
     except (ValueError, TypeError, KeyError, AttributeError):
-        record = None
-    if record is None:
+        record_data = names = None
+    record = _indexed_record(data)
+    if record is None or names is None:
         LOG.warning("The owner index of %s is unreadable; its reservation "
                     "expires on its own", owner)
         return None, None
     reservation = RecordReservation(store, names, record)
-    reservation.data = index["record"].encode("utf-8")
+    reservation.data = record_data
     return reservation, data
+
+
+def _indexed_record(data):
+    """Return the :class:`Record` an owner index holds, or None."""
+    if data is None:
+        return None
+    try:
+        return Record.decode(json.loads(data)["record"].encode("utf-8"))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def release(store, owner):

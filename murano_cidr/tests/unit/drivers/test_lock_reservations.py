@@ -185,6 +185,22 @@ class TestOwnerIndex(base.TestCase):
         self.store.create(reservations.index_name("net-1"), b"?", None, 1)
         self.assertFalse(reservations.release(self.store, "net-1"))
 
+    def test_an_expired_index_of_the_owner_is_replaced(self):
+        clock = self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.lock.reservations.time.time",
+            return_value=NOW - 2 * HOLD)).mock
+        self.reserve("net-1", ["b1"])
+        clock.return_value = NOW
+        self.reserve("net-1", ["b2"])
+        self.assertTrue(reservations.release(self.store, "net-1"))
+        self.assertEqual(["b1"], sorted(self.store.data))
+
+    def test_a_live_index_of_the_owner_stays(self):
+        self.reserve("net-1", ["b1"])
+        self.reserve("net-1", ["b2"])
+        self.assertTrue(reservations.release(self.store, "net-1"))
+        self.assertEqual(["b2"], sorted(self.store.data))
+
 
 class TestDescribe(base.TestCase):
 
