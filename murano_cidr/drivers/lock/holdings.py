@@ -10,14 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The reservations one ``lock`` driver holds, each for a bounded time.
+"""The reservations one ``lock`` driver made, each for a bounded time.
 
-A reservation is held by the process that allocated it: no other process
-can drop its lock. So that a deployment that failed before its confirm
-(and whose delete ran in another engine worker, where ``release`` has
-nothing to drop) does not keep its CIDR for as long as the process lives,
-the holding process drops every reservation older than
-``[cidr_allocator] reservation_timeout`` on a timer of its own.
+A reservation is kept by the lock service as records
+(:mod:`~murano_cidr.drivers.lock.reservations`) that expire at
+``[cidr_allocator] reservation_timeout`` on their own; this process keeps
+a handle of each one it made, to confirm it. So that those handles, and
+the record files and znodes a service does not expire itself, do not
+outlive their timeout, the process also drops (deletes, if they are
+still its own) every reservation of its own older than the timeout, on a
+timer.
 
 One :class:`threading.Timer` at a time, armed while anything is held, wakes
 at the deadline of the oldest reservation (all share one timeout, so the
