@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""How the ``lock`` driver picks a CIDR and takes its reservation locks.
+"""How the ``lock`` driver picks a CIDR and writes its reservation records.
 
 The driver holds the scope's lock around :func:`pick`; everything here
 only talks to the lock backend it is given.
@@ -34,8 +34,9 @@ _RANDOM = secrets.SystemRandom()
 def try_reserve(backend, prefixlen, scope, net, record):
     """Write ``record`` for every block ``net`` overlaps, without waiting.
 
-    Each block's record is read and written while the block's lock is
-    held, and the lock is released at once: the records hold the blocks.
+    Every write is conditional (:func:`~.reservations.claim`): two engines
+    that race for a block cannot both write its record, so no lock is
+    taken around it.
 
     :param backend: the
         :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
@@ -44,9 +45,9 @@ def try_reserve(backend, prefixlen, scope, net, record):
     :param net: the candidate, a :class:`netaddr.IPNetwork`.
     :param record: the :class:`~.reservations.Record` to write.
     :returns: ``(reservation, None, None)``, or ``(None, block, holder)``
-        with the block another engine holds, and the live
-        :class:`~.reservations.Record` that holds it (None if its lock
-        was busy); nothing is kept then.
+        with the block another engine holds and the live
+        :class:`~.reservations.Record` that holds it; nothing is kept
+        then.
     :raises murano_cidr.exceptions.LockUnavailable: if the lock service
         cannot be reached; nothing is kept.
     """
@@ -54,22 +55,13 @@ def try_reserve(backend, prefixlen, scope, net, record):
     names = []
     try:
         for block in backend_mod.blocks(net, prefixlen):
-            lock_name = backend_mod.reservation_lock_name(scope, str(block))
-            lock = backend.try_reserve(lock_name)
-            holder = None
-            if lock is not None:
-                name = reservations.record_name(lock_name)
-                try:
-                    holder = reservations.claim(backend.records, name,
-                                                record, data)
-                finally:
-                    lock.release()
-                if holder is None:
-                    names.append(name)
-                    continue
-            reservations.RecordReservation(backend.records, names,
-                                           record).release()
-            return None, block, holder
+            name = backend_mod.record_name(scope, str(block))
+            holder = reservations.claim(backend.records, name, record, data)
+            if holder is not None:
+                reservations.RecordReservation(backend.records, names,
+                                               record).release()
+                return None, block, holder
+            names.append(name)
     except BaseException:
         reservations.RecordReservation(backend.records, names,
                                        record).release()
@@ -83,12 +75,12 @@ def pick(backend, prefixlen, scope, pool, read_taken, new_record,
     """Reserve a free candidate; call with the scope lock held.
 
     Candidates are tried in random order among the free ones; one any of
-    whose block locks another engine holds is skipped, and one whose subnet
-    appeared while it was being reserved (a callable ``taken``, read again)
-    is given up. When every candidate was skipped or given up, one more
-    pass starts afresh (``taken`` read again), so that the pool is
-    exhausted against what was in use at one moment, not against
-    everything seen during the call.
+    whose blocks holds another engine's live record is skipped, and one
+    whose subnet appeared while it was being reserved (a callable
+    ``taken``, read again) is given up. When every candidate was skipped
+    or given up, one more pass starts afresh (``taken`` read again), so
+    that the pool is exhausted against what was in use at one moment, not
+    against everything seen during the call.
 
     :param backend: the
         :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
@@ -142,8 +134,7 @@ def pick(backend, prefixlen, scope, pool, read_taken, new_record,
             backend, prefixlen, scope, net, new_record(cidr))
         if reservation is None:
             elsewhere.append((busy.first, busy.last))
-            if holder is not None:
-                holders[holder.token] = holder
+            holders[holder.token] = holder
             continue
         try:
             if read_taken.again:

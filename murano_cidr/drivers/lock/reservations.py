@@ -16,12 +16,11 @@ A reservation is a *record* per block it holds, kept by the lock service
 (a file beside the lock files, a Redis key, an etcd key, a znode) and bound
 to no process or session: ``(owner, scope, CIDR, token, created,
 expires)``, where ``expires`` is ``reservation_timeout`` after it was made.
-A record is written while its block's lock is held (the short lock makes
-the read-check-write of a pick atomic) and outlives the lock, the process
-and its session. Where the service expires keys itself (Redis, etcd), the
-record is gone at ``expires``, by the service's clock; elsewhere (files,
-ZooKeeper) it stays until it is replaced or deleted, and is live until
-``expires`` by the engines' clocks.
+A record outlives the process that wrote it, and its session. Where the
+service expires keys itself (Redis, etcd), the record is gone at
+``expires``, by the service's clock; elsewhere (files, ZooKeeper) it stays
+until it is replaced or deleted, and is live until ``expires`` by the
+engines' clocks.
 
 Every change of a record is conditional (:class:`RecordStore`): written
 only where no record is, or where the one read is still there; deleted
@@ -43,11 +42,6 @@ from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
-
-
-def record_name(lock_name):
-    """Return the name of the record kept beside the lock ``lock_name``."""
-    return lock_name + "-reservation"
 
 
 def index_name(owner):

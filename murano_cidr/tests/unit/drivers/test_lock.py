@@ -290,22 +290,6 @@ class TestFileLocks(LockTestCase):
         self.assertEqual(16, len(set(results)))
 
 
-class _FakeReservation(backend.Reservation):
-
-    def __init__(self, held=True, error=None):
-        self.held = held
-        self.error = error
-        self.released = 0
-
-    def still_held(self):
-        if self.error is not None:
-            raise self.error
-        return self.held
-
-    def release(self):
-        self.released += 1
-
-
 class _FakeBackend(backend.LockBackend):
     """A lock service that can be told to fail."""
 
@@ -313,9 +297,6 @@ class _FakeBackend(backend.LockBackend):
 
     def __init__(self):
         self.scope_error = None
-        self.reserve_error = None
-        self.reservations = []
-        self.next_held = True
         self.scope_held = False
         self.records = memory_records.MemoryRecords()
 
@@ -328,13 +309,6 @@ class _FakeBackend(backend.LockBackend):
             yield
         finally:
             self.scope_held = False
-
-    def try_reserve(self, name):
-        if self.reserve_error is not None:
-            raise self.reserve_error
-        reservation = _FakeReservation(held=self.next_held)
-        self.reservations.append(reservation)
-        return reservation
 
 
 class TestFailClosed(LockTestCase):
@@ -357,24 +331,26 @@ class TestFailClosed(LockTestCase):
         self.assertEqual([], self.driver.list())
 
     def test_unreachable_while_reserving(self):
-        self.fake.reserve_error = self._down()
-        self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
-                          "net-1", scope="r")
-        self.assertEqual([], self.driver.list())
-        self.assertFalse(self.fake.scope_held)
-
-    def test_a_block_lock_is_held_only_while_its_record_is_written(self):
-        self.driver.allocate("net-1", scope="r")
-        self.assertEqual(1, self.fake.reservations[0].released)
-        self.assertEqual(1, len(self.fake.records.blocks()))
-        self.assertFalse(self.fake.scope_held)
-
-    def test_a_record_that_cannot_be_written_holds_nothing(self):
         self.fake.records.down(self.fake.description)
         self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
                           "net-1", scope="r")
         self.assertEqual([], self.driver.list())
-        self.assertEqual(1, self.fake.reservations[0].released)
+        self.assertFalse(self.fake.scope_held)
+
+    def test_an_index_that_cannot_be_written_holds_nothing(self):
+        records = self.fake.records
+        create = records.create
+
+        def no_index(name, data, version, hold):
+            if "-owner-" in name:
+                raise self._down()
+            return create(name, data, version, hold)
+
+        records.create = no_index
+        self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
+                          "net-1", scope="r")
+        self.assertEqual({}, records.data)
+        self.assertEqual([], self.driver.list())
 
     def test_taken_failing_releases_the_reservation(self):
         calls = []
