@@ -176,8 +176,10 @@ class LockDriver(base.AllocatorDriver):
       network creation with its retries (Heat's stack timeout defaults to
       an hour). A subnet created after its reservation was dropped may
       meet another network's, and Neutron refuses one of the two. The
-      process that allocated also drops its own reservations that old on
-      a timer (:mod:`~murano_cidr.drivers.lock.holdings`).
+      process that allocated forgets its own reservations that old at
+      its next allocation (:mod:`~murano_cidr.drivers.lock.holdings`); a
+      :meth:`confirm` before that learns from the records whether the
+      reservation is still its own.
     * Engines of an older release, which hold a reservation as a lock
       for as long as they live, and engines of this one, which hold it as
       a record, do not see each other's reservations: upgrade every engine
@@ -211,8 +213,8 @@ class LockDriver(base.AllocatorDriver):
       end leaves them.
     * What each tooz backend's client is told, and why:
       :mod:`murano_cidr.drivers.lock.tooz_clients`.
-    * Build the driver after forking: a tooz heartbeat thread and the
-      timeout's timer do not survive ``fork()``.
+    * Build the driver after forking: a tooz heartbeat thread does not
+      survive ``fork()``.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock
@@ -327,6 +329,7 @@ class LockDriver(base.AllocatorDriver):
         owner = allocation_mod.validate_owner(owner)
         scope = allocation_mod.validate_scope(scope)
         pool = self.pool(ip_version)
+        self._held.expire()
         existing = self._existing(owner, scope, ip_version)
         if existing is not None:
             return existing
