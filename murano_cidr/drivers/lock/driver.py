@@ -68,12 +68,11 @@ class LockDriver(base.AllocatorDriver):
     *reservation record* the lock service keeps
     (:mod:`~murano_cidr.drivers.lock.reservations`): ``(owner, scope,
     CIDR, token, created, expires)``, ``expires`` being
-    ``reservation_timeout`` after it was made. The record is read and
-    written while the block's lock is held, taken without waiting and
-    released at once; every change of a record is conditional besides
-    (written only where none is live, deleted only if it is still this
-    reservation's). A candidate any of whose blocks holds a live record,
-    or whose lock another engine holds at that moment, is skipped. Once
+    ``reservation_timeout`` after it was made. Every change of a record
+    is conditional (written only where none is live, deleted only if it
+    is still this reservation's), so of two engines racing for a block
+    one alone writes its record, and no lock is taken around it. A
+    candidate any of whose blocks holds a live record is skipped. Once
     its records are written, ``allocate`` reads ``taken`` again (when
     ``taken`` is a callable) and gives the CIDR up if its subnet appeared
     meanwhile; then it writes the owner's *index* record (the names of
@@ -186,26 +185,26 @@ class LockDriver(base.AllocatorDriver):
       of a cloud at once (stop them all, then start them upgraded).
     * File locks protect one host only. Never delete lock or record
       files while engines run (a new lock file would let a second holder
-      in); lock files are small, one per (scope, block) ever reserved,
-      record files one per reservation in flight (an expired one stays
-      until its block is reserved again).
+      in); lock files are small, one per scope ever picked in and 256 at
+      most for the records, record files one per block reserved and
+      owner (an expired one stays until its block is reserved again or
+      its owner released).
     * Every engine of a cloud must use the same ``reservation_prefixlen``:
-      engines that lock blocks of different sizes do not exclude each
+      engines that reserve blocks of different sizes do not exclude each
       other.
     * Redis: one server is consistent. Use AOF persistence: a restart
-      without data drops every reservation. With Sentinel a lock and a
-      record are used only once the master the Sentinels name has a
-      replica acknowledging them (``WAIT 1``,
+      without data drops every reservation. With Sentinel a record is
+      used only once the master the Sentinels name has a replica
+      acknowledging it (``WAIT 1``,
       :mod:`~murano_cidr.drivers.lock.redis_sentinel`): at least one
       replica must be online, and a master stalled then resumed no longer
-      grants the new master's locks or records twice (measured,
+      grants the new master's records twice (measured,
       ``doc/source/admin/lock-services.rst``). Replication stays
       asynchronous: with two replicas or more, or a replica lost with
       the master, an acknowledged record can still be lost.
-    * etcd3: a block's lock is a key on a lease of ``lock_timeout``
-      seconds, held only while its record is written; the record's own
-      lease lasts ``reservation_timeout``.
-    * ZooKeeper: a scope or block lock lives as long as the session
+    * etcd3: a record is a key on a lease of ``reservation_timeout``
+      seconds; no tooz lock is taken.
+    * ZooKeeper: a scope lock lives as long as the session
       (timeout ``lock_timeout``); with no server answering for that long,
       calls fail and the next one starts a new session. The server must
       allow the session timeout (``minSessionTimeout``,

@@ -18,6 +18,7 @@ of this module's own, never the process-wide ones the host process uses.
 """
 
 import contextlib
+import hashlib
 import os
 import uuid
 
@@ -42,8 +43,9 @@ os.register_at_fork(after_in_child=_forget_semaphores)
 class FileRecords(reservations.RecordStore):
     """Records as small files beside the lock files of one host.
 
-    Each record is read, compared and changed under a file lock of its own
-    (the record's name), and written to a temporary file renamed over it,
+    Each record is read, compared and changed under a file lock (one of
+    256, by the record name's digest), and written to a temporary file
+    renamed over it,
     so a reader never sees half a record. A record stays until it is
     replaced or deleted; it is live until its expiry, by this host's
     clock.
@@ -61,8 +63,13 @@ class FileRecords(reservations.RecordStore):
 
     @contextlib.contextmanager
     def _changing(self, name):
+        # NOTE: one of 256 locks, by the name's digest: lock files are
+        # never deleted, and a lock per owner would leave one per network
+        # ever deployed.
+        lock = "murano-cidr-records-" + hashlib.sha256(
+            name.encode("utf-8")).hexdigest()[:2]
         try:
-            with lockutils.lock(name, external=True, lock_path=self.lock_path,
+            with lockutils.lock(lock, external=True, lock_path=self.lock_path,
                                 do_log=False, semaphores=_semaphores):
                 yield
         except OSError as e:

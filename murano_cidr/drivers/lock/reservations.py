@@ -137,14 +137,25 @@ class RecordStore(object, metaclass=abc.ABCMeta):
         """Drop the connection to the service, if any."""
 
 
+#: What an unreadable record (not written by this release) counts as:
+#: live, for as long as its store keeps it.
+_UNKNOWN = Record("?", None, "?", "?", 0, float("inf"))
+
+
+def _holder(store, name):
+    """Return the record in the way at ``name``, read after a failed write."""
+    data, _version = store.read(name)
+    return (Record.decode(data) if data is not None else None) or _UNKNOWN
+
+
 def claim(store, name, record, data):
     """Write ``record`` (bytes ``data``) unless a live record holds ``name``.
 
-    Call with the block's lock held.
+    The write is conditional, so of two engines that race for a block one
+    alone writes its record.
 
     :returns: None if written; else the live :class:`Record` in the way
-        (a record of an unknown layout is a :class:`Record` of owner
-        ``"?"`` that expires with its store).
+        (one of an unknown layout is owned by ``"?"``).
     """
     hold = record.expires - record.created
     if store.expires_itself:
@@ -152,23 +163,17 @@ def claim(store, name, record, data):
         # none is says all, one round trip fewer than reading first.
         if store.create(name, data, None, hold):
             return None
-        current, version = store.read(name)
-        return (Record.decode(current) if current is not None else None) or (
-            Record("?", None, "?", "?", 0, float("inf")))
+        return _holder(store, name)
     current, version = store.read(name)
     if current is not None:
         other = Record.decode(current)
-        if other is None:
-            return Record("?", None, "?", "?", 0, float("inf"))
-        if other.live() or store.expires_itself:
-            return other
+        if other is None or other.live():
+            return other or _UNKNOWN
         LOG.info("The reservation of %s for %s (scope %s) expired; its "
                  "block is reused", other.cidr, other.owner, other.scope)
     if store.create(name, data, version, hold):
         return None
-    latest, _version = store.read(name)
-    return (Record.decode(latest) if latest is not None else None) or Record(
-        "?", None, "?", "?", 0, float("inf"))
+    return _holder(store, name)
 
 
 class RecordReservation(backend_mod.Reservation):
