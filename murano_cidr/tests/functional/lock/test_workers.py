@@ -118,8 +118,11 @@ class WorkerTests(harness.EngineHarness):
         # before its confirm: Heat may still create the subnet. Its
         # reservation is held for reservation_timeout (HOLD), then freed
         # only once the router shows no subnet overlapping it.
+        # NOTE: locks and sessions end after lock_timeout, well before
+        # HOLD: the reservation must not end with them.
         dying, other = [test_faults.Remote(self, "w%d" % i,
-                                           reservation_timeout=HOLD, **POOL)
+                                           reservation_timeout=HOLD,
+                                           lock_timeout=2, **POOL)
                         for i in range(2)]
         for i in range(3):
             other.expect(history.ALLOCATE, "net-%d" % i, WATCHDOG)
