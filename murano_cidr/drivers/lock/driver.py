@@ -28,6 +28,7 @@ from murano_cidr.drivers.lock import backend as backend_mod
 from murano_cidr.drivers.lock import holdings
 from murano_cidr.drivers.lock import options as lock_options
 from murano_cidr.drivers.lock import picking
+from murano_cidr.drivers.lock import reservations
 from murano_cidr import exceptions
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
@@ -58,147 +59,161 @@ def backend_from_conf(conf):
 
 
 class LockDriver(base.AllocatorDriver):
-    """Reserve each CIDR with an external lock until it is confirmed.
+    """Reserve each CIDR with a record in a lock service until it is confirmed.
 
     ``allocate`` reads ``taken`` and tries, in random order among the free
-    candidates, to take its *reservation locks* without waiting: one per
-    aligned block of ``reservation_prefixlen`` the candidate overlaps, so
-    that engines whose subnet sizes differ (a /23 and a /24) still need a
-    lock in common. A candidate any of whose locks another engine holds is
-    skipped. Once it holds one, it reads ``taken`` again (when ``taken`` is
-    a callable) and gives the CIDR up if its subnet appeared meanwhile. The
-    reservation lock is held until :meth:`confirm` (the subnet now exists,
-    Neutron reports it from then on) or :meth:`release`, until
-    ``[cidr_allocator] reservation_timeout`` has passed, or until this
-    process dies. Where the lock service queues its waiters (file locks,
-    ZooKeeper) ``allocate`` first takes the scope's lock, so engines pick
-    one at a time in a scope; on etcd and Redis, where waiting for a lock
-    means polling it and a polled lock goes back to whoever just released
-    it, engines do not wait for each other: the reservation locks alone
-    keep them apart (:mod:`~murano_cidr.drivers.lock.backend`).
+    candidates, to reserve every aligned block of ``reservation_prefixlen``
+    the candidate overlaps (so that engines whose subnet sizes differ, a
+    /23 and a /24, still need a block in common). A block is reserved by a
+    *reservation record* the lock service keeps
+    (:mod:`~murano_cidr.drivers.lock.reservations`): ``(owner, scope,
+    CIDR, token, created, expires)``, ``expires`` being
+    ``reservation_timeout`` after it was made. Every change of a record
+    is conditional (written only where none is live, deleted only if it
+    is still this reservation's), so of two engines racing for a block
+    one alone writes its record, and no lock is taken around it. A
+    candidate any of whose blocks holds a live record is skipped. Once
+    its records are written, ``allocate`` reads ``taken`` again (when
+    ``taken`` is a callable) and gives the CIDR up if its subnet appeared
+    meanwhile; then it writes the owner's *index* record (the names of
+    its block records). Where the lock service queues its waiters (file
+    locks, ZooKeeper) ``allocate`` first takes the scope's lock, so
+    engines pick one at a time in a scope; on etcd and Redis, where
+    waiting for a lock means polling it and a polled lock goes back to
+    whoever just released it, engines do not wait for each other
+    (:mod:`~murano_cidr.drivers.lock.backend`).
 
-    Backends:
+    A reservation is the cluster's, not the process's. It is dropped by
+    :meth:`confirm` in the process that allocated (the subnet now exists,
+    Neutron reports it from then on), by :meth:`release` in any engine
+    process or host (it finds the records through the owner's index: the
+    delete of a deployment that failed before its confirm frees its CIDR
+    at once, whichever worker runs it), or once ``reservation_timeout``
+    has passed. Its holder's death changes nothing: the records outlive
+    the process, its file locks and its session. An expired record frees
+    its blocks only to an allocation whose ``taken`` shows no subnet
+    overlapping the candidate.
+
+    Backends, and where they keep the records:
 
     * ``coordination_url`` unset: oslo.concurrency file locks under
-      ``[oslo_concurrency] lock_path`` (``<state_path>/locks`` when unset).
-      They exclude the threads and processes of one host; the kernel frees
-      the locks of a process that dies, at once.
-    * ``coordination_url = redis://[:password@]host:port[?options]``,
-      ``etcd3+http://host:2379``, ``zookeeper://host:2181`` or
-      ``file:///path``: a tooz coordinator, started with its heartbeat at
-      the first allocation. Its locks expire ``lock_timeout`` seconds after
-      their holder stops beating (ZooKeeper: when its session expires).
+      ``[oslo_concurrency] lock_path`` (``<state_path>/locks`` when unset),
+      which exclude the threads and processes of one host; records are
+      small files beside them (``<lock>-reservation.json``), written to a
+      temporary file renamed over the record, each change under a file
+      lock of the record's own. Expiry is read on this host's clock.
+    * ``coordination_url = redis://[:password@]host:port[?options]``: a
+      tooz coordinator for the locks; records are keys with a ``PX``
+      expiry, written with ``SET NX`` and deleted by a compare-and-delete
+      script through a redis-py client of the driver's own.
+    * ``etcd3+http://host:2379``: keys on a lease of the hold time,
+      created by a transaction that requires the key absent, deleted by
+      one that compares the value (an etcd3gw client of the driver's own).
+    * ``zookeeper://host:2181``: persistent znodes under
+      ``/murano-cidr/reservations`` with the expiry in their data,
+      replaced and deleted by version (a kazoo client of the driver's
+      own; expiry on the engines' clocks, which must agree within
+      seconds, as NTP keeps them).
+    * ``file:///path``: tooz's file locks, records in that directory.
+      Other tooz back ends (``ipc://``, databases, memcached) cannot keep
+      records and are refused with ``InvalidConfig``.
 
     Errors:
 
-    * The lock service cannot be reached, or its heartbeat stopped:
-      :meth:`allocate` raises
-      :class:`~murano_cidr.exceptions.LockUnavailable` and holds nothing. It
-      never returns a CIDR it does not hold the lock of.
-    * A reservation whose lock was lost before :meth:`confirm` (it expired,
-      the lock service restarted without its data, or the service cannot be
-      asked): :meth:`confirm` raises
+    * The lock service cannot be reached: :meth:`allocate` raises
+      :class:`~murano_cidr.exceptions.LockUnavailable` and holds nothing
+      (a record it wrote before the failure is deleted, or expires). It
+      never returns a CIDR whose records it did not write. :meth:`release`
+      raises it too: it must ask the service.
+    * A reservation lost before :meth:`confirm` (it expired, a
+      :meth:`release` in another process deleted it, the lock service lost
+      its data, or the service cannot be asked): :meth:`confirm` raises
       :class:`~murano_cidr.exceptions.ReservationLost` and forgets the
       reservation. A caller whose subnet is on the router already goes
       on: the router is the record, and every engine reads it (see
       :meth:`murano_cidr.drivers.base.AllocatorDriver.confirm`). A caller
       that has no subnet yet treats the CIDR as possibly given to another
-      engine: it releases it and allocates again.
-      How a backend tells: file locks are held until released; Redis and
-      ZooKeeper are asked whether the lock is still this engine's; etcd3
-      releases it with a compare-and-delete on the lock's value, which
-      fails if the lease expired or another engine holds the key.
+      engine: it releases it and allocates again. :meth:`confirm` learns
+      it from the compare-and-delete of each of its records.
     * Every call to a tooz service is bounded: a scope lock (ZooKeeper,
       tooz's file backend) is waited for about ``lock_wait_timeout``
-      seconds, any other call fails within about ``lock_timeout`` seconds
-      when the service does not answer, and :meth:`close` never waits
-      longer than ``lock_timeout`` for the heartbeat to stop.
+      seconds, any other request fails within about ``lock_timeout``
+      seconds when the service does not answer (each request of the
+      records' own clients too), and :meth:`close` never waits longer
+      than ``lock_timeout`` for the heartbeat to stop.
 
-    State: the lock service holds each reservation, from :meth:`allocate`
-    to :meth:`confirm` or :meth:`release` (or the timeout); this process
-    keeps only the handle of each lock it holds, for that long. Nothing is
-    kept once a reservation is confirmed, here or anywhere: the subnet on
-    the router (``taken``) is the one record, which every engine process
-    and host reads, so an owner confirmed by one worker and deleted by
-    another leaves nothing behind. :meth:`allocate` is idempotent per
-    owner while this process holds its reservation; :meth:`get`,
-    :meth:`list` and :meth:`usage` answer with the reservations this
-    process holds. A scope of None is a scope of its own, shared by every
-    caller that passes None.
+    State: the lock service holds each reservation's records, from
+    :meth:`allocate` to :meth:`confirm`, :meth:`release` or
+    ``reservation_timeout``; this process keeps a handle of each
+    reservation it made, for that long at most. Nothing is kept once a
+    reservation is confirmed, here or anywhere: the subnet on the router
+    (``taken``) is the one record, which every engine process and host
+    reads. :meth:`allocate` is idempotent per owner while this process
+    holds its reservation; :meth:`get`, :meth:`list` and :meth:`usage`
+    answer with the reservations this process made (a reservation another
+    process released stays listed here until this process confirms it,
+    or its timeout passes). A scope of None is a scope of its own, shared
+    by every caller that passes None.
 
     Usage considerations (what is and is not guaranteed):
 
-    * Two live reservations of a scope never hold overlapping CIDRs, across
-      threads, processes and (with tooz) hosts, while the locks hold.
+    * Two live reservations of a scope never hold overlapping CIDRs,
+      across threads, processes and (with a lock service) hosts: every
+      block a reservation holds has its record, and a record is written
+      only where none is live.
     * Nothing is guaranteed once a reservation is confirmed: the subnet is
       Neutron's to report, and ``taken`` must include it. A caller that
       confirms before the subnet exists, or passes a stale ``taken`` (or
       none), can get a CIDR that overlaps it.
-    * An engine whose :meth:`confirm` succeeded held its lock from the
-      moment :meth:`allocate` returned (file locks and ZooKeeper: the
-      lock was never released; Redis: its token was still the lock's
-      value; etcd3: the compare-and-delete of its key succeeded).
-    * The process that allocated confirms: the lock is held by that
-      process's connection to the lock service (or its open file), and no
-      other process can drop it. :meth:`confirm` and :meth:`release` of a
-      reservation held by another process do nothing, and free nothing at
-      once; that reservation lasts until its process confirms, releases,
-      closes or dies, or until ``reservation_timeout``. Murano allocates
-      and confirms in one deployment task, so in one engine worker; the
-      delete of a confirmed network, in any worker, has nothing to free
-      (the subnet leaving the router frees the CIDR). A deployment that
-      failed before its confirm leaves its reservation in the worker that
-      allocated; its delete in another worker frees it only through the
-      timeout.
+    * An engine whose :meth:`confirm` succeeded held its records from the
+      moment :meth:`allocate` returned: the compare-and-delete of each
+      found the token written at the allocation, and nothing replaces a
+      live record or deletes another reservation's.
     * ``reservation_timeout`` (default 7200 s, shared with the ``db``
-      driver): the process drops each reservation of its own that old on
-      a timer, whether or not it is called again (one
-      :class:`threading.Timer` per driver while anything is held, on the
-      monotonic clock; :mod:`~murano_cidr.drivers.lock.holdings`). In an
-      engine monkey-patched by eventlet, as Murano's is, the timer is a
-      green thread: it runs once the deadline has passed and the other
-      green threads yield, never sooner. The CIDR is then free to any
-      allocation whose ``taken`` shows no subnet overlapping it; a later
-      :meth:`confirm` of that owner does nothing, :meth:`release` returns
-      False. So the timeout must be longer than any stack create with its
-      retries (Heat's stack timeout defaults to an hour): a subnet created
-      after its reservation was dropped may meet another network's, and
-      Neutron refuses one of the two.
-    * File locks protect one host only. Never delete lock files while
-      engines run (a new file would let a second holder in); they are
-      small, one per (scope, block) ever reserved. Each block a
-      reservation holds keeps a file descriptor open until it is
-      confirmed: mind the process's open-file limit when an engine holds
-      thousands of unconfirmed reservations.
+      driver) is how long a reservation never confirmed nor released
+      holds its CIDR, its engine dead or alive: it must cover a stack's
+      network creation with its retries (Heat's stack timeout defaults to
+      an hour). A subnet created after its reservation was dropped may
+      meet another network's, and Neutron refuses one of the two. The
+      process that allocated forgets its own reservations that old at
+      its next allocation (:mod:`~murano_cidr.drivers.lock.holdings`); a
+      :meth:`confirm` before that learns from the records whether the
+      reservation is still its own.
+    * Engines of an older release, which hold a reservation as a lock
+      for as long as they live, and engines of this one, which hold it as
+      a record, do not see each other's reservations: upgrade every engine
+      of a cloud at once (stop them all, then start them upgraded).
+    * File locks protect one host only. Never delete lock or record
+      files while engines run (a new lock file would let a second holder
+      in); lock files are small, one per scope ever picked in and 256 at
+      most for the records, record files one per block reserved and
+      owner (an expired one stays until its block is reserved again or
+      its owner released).
     * Every engine of a cloud must use the same ``reservation_prefixlen``:
-      engines that lock blocks of different sizes do not exclude each
+      engines that reserve blocks of different sizes do not exclude each
       other.
-    * tooz: a holder paused (GC, VM freeze, debugger) longer than
-      ``lock_timeout`` loses its locks and another engine may take the same
-      CIDR; :meth:`confirm` reports it afterwards, it cannot prevent it.
-      Choose ``lock_timeout`` well above any pause you expect between
-      allocate and confirm, and below how long you accept a dead engine's
-      CIDRs to stay blocked.
     * Redis: one server is consistent. Use AOF persistence: a restart
-      without data drops every reservation. With Sentinel a lock is used
-      only once the master the Sentinels name has a replica acknowledging
-      it (``WAIT 1``, :mod:`~murano_cidr.drivers.lock.redis_sentinel`):
-      at least one replica must be online, and a master stalled then
-      resumed no longer grants the new master's locks twice (measured,
+      without data drops every reservation. With Sentinel a record is
+      used only once the master the Sentinels name has a replica
+      acknowledging it (``WAIT 1``,
+      :mod:`~murano_cidr.drivers.lock.redis_sentinel`): at least one
+      replica must be online, and a master stalled then resumed no longer
+      grants the new master's records twice (measured,
       ``doc/source/admin/lock-services.rst``). Replication stays
       asynchronous: with two replicas or more, or a replica lost with
-      the master, an acknowledged lock can still be lost.
-    * etcd3: a lock is a key on a lease of ``lock_timeout`` seconds;
-      :meth:`confirm` learns whether it was still held from the
-      compare-and-delete that releases it.
-    * ZooKeeper: a lock lives as long as the session (timeout
-      ``lock_timeout``); with no server answering for that long, calls
-      fail and the next one starts a new session. The server must allow
-      the session timeout (``minSessionTimeout``, ``maxSessionTimeout``).
+      the master, an acknowledged record can still be lost.
+    * etcd3: a record is a key on a lease of ``reservation_timeout``
+      seconds; no tooz lock is taken.
+    * ZooKeeper: a scope lock lives as long as the session
+      (timeout ``lock_timeout``); with no server answering for that long,
+      calls fail and the next one starts a new session. The server must
+      allow the session timeout (``minSessionTimeout``,
+      ``maxSessionTimeout``). Records are persistent znodes: a session's
+      end leaves them.
     * What each tooz backend's client is told, and why:
       :mod:`murano_cidr.drivers.lock.tooz_clients`.
-    * Build the driver after forking: a tooz heartbeat thread and the
-      timeout's timer do not survive ``fork()``.
+    * Build the driver after forking: a tooz heartbeat thread does not
+      survive ``fork()``.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock
@@ -211,10 +226,10 @@ class LockDriver(base.AllocatorDriver):
                               caps.Capability.HOLDS_RESERVATIONS,
                               caps.Capability.PREVENTS_COLLISIONS})
     _RESERVATIONS_ONLY = (
-        "it keeps only the reservations in flight, each held by the engine "
-        "process that allocated it until it is confirmed; the subnets on "
-        "the router are the only record of what is allocated; use the db "
-        "driver for allocations every process sees")
+        "it keeps only the reservations in flight, as records in the lock "
+        "service until they are confirmed; the subnets on the router are "
+        "the only record of what is allocated; use the db driver for "
+        "allocations every process sees")
     limitations = {caps.Capability.SHARES_STATE: _RESERVATIONS_ONLY,
                    caps.Capability.OUTLIVES_PROCESS: _RESERVATIONS_ONLY}
     extras = lock_package.EXTRAS
@@ -241,6 +256,7 @@ class LockDriver(base.AllocatorDriver):
                     % (self._block_prefixlen[version], count,
                        pool.prefixlen, backend_mod.MAX_BLOCKS))
         self.backend = backend_from_conf(conf)
+        self._hold = group.reservation_timeout
         self._held = holdings.Holdings(group.reservation_timeout)
 
     shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
@@ -256,11 +272,6 @@ class LockDriver(base.AllocatorDriver):
 
     # -- helpers -----------------------------------------------------------
 
-    def _live(self, scope, ip_version):
-        return [h.allocation.cidr for h in self._held.values()
-                if h.allocation.scope == scope
-                and h.allocation.ip_version == ip_version]
-
     def _existing(self, owner, scope, ip_version):
         held = self._held.get(owner)
         if held is None:
@@ -274,37 +285,23 @@ class LockDriver(base.AllocatorDriver):
         return allocation.cidr
 
     def exhausted(self, pool, scope, free_map, allocated_map=None,
-                  held_back=""):
+                  held_back="", holders=()):
         """The exhaustion error, with who holds the reservations and how long.
 
         See :meth:`murano_cidr.drivers.base.AllocatorDriver.exhausted`.
+
+        :param holders: the live reservation records met
+            (:class:`~murano_cidr.drivers.lock.reservations.Record`).
         """
-        own = [h.allocation for h in self._held.values()
-               if h.allocation.scope == scope
-               and h.allocation.ip_version == pool.version]
-        mine = pool.free_map(taken_mod.TakenSet.from_taken(
-            [a.cidr for a in own], pool.version)).blocked
-        others = (allocated_map.blocked if allocated_map else 0) - mine
-        timeout = self._held.timeout
-        text = ""
-        if own:
-            first = min(a.created_at for a in own) + datetime.timedelta(
-                seconds=timeout)
-            text += ("; %d reserved, unconfirmed, by this engine process, "
-                     "the first dropped at %s UTC" % (
-                         mine, first.strftime("%Y-%m-%d %H:%M:%S")))
-        if others > 0:
-            # NOTE: the kernel frees a dead holder's file locks at once; a
-            # lock service, once its lease or session runs out.
-            text += (
-                "; %d reserved, unconfirmed, by other engine processes: "
-                "each is dropped when its engine confirms or releases it "
-                "(a delete handled by another engine process frees "
-                "nothing), when its engine dies (%s), or reservation_timeout "
-                "= %d s after it was made" % (
-                    others, "at once" if self.single_host_store else
-                    "after lock_timeout = %d s"
-                    % self.conf[opts.GROUP].lock_timeout, timeout))
+        own = {h.allocation.owner for h in self._held.values()}
+        text = reservations.describe(holders, own, self._hold)
+        reserved = allocated_map.blocked if allocated_map else 0
+        recorded = pool.free_map(taken_mod.TakenSet.from_taken(
+            [h.cidr for h in holders if h.token != "?"],
+            pool.version)).blocked
+        if reserved > recorded:
+            text += ("; %d being reserved by other engines at that moment"
+                     % (reserved - recorded))
         return super().exhausted(pool, scope, free_map, allocated_map,
                                  held_back=text + held_back)
 
@@ -331,15 +328,24 @@ class LockDriver(base.AllocatorDriver):
         owner = allocation_mod.validate_owner(owner)
         scope = allocation_mod.validate_scope(scope)
         pool = self.pool(ip_version)
+        self._held.expire()
         existing = self._existing(owner, scope, ip_version)
         if existing is not None:
             return existing
         read_taken = picking.TakenReader(taken, pool.version)
+
+        def new_record(cidr):
+            return reservations.Record.new(owner, scope, cidr, self._hold)
+
         with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
             cidr, reservation = picking.pick(
                 self.backend, self._block_prefixlen[pool.version], scope,
-                pool, read_taken, self._live(scope, pool.version),
-                self.exhausted)
+                pool, read_taken, new_record, self.exhausted)
+        try:
+            reservations.write_index(self.backend.records, reservation)
+        except BaseException:
+            reservation.release()
+            raise
         allocation = allocation_mod.Allocation(
             owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
             confirmed=False,
@@ -354,7 +360,7 @@ class LockDriver(base.AllocatorDriver):
         return cidr
 
     def confirm(self, owner):
-        """Drop the reservation lock: the subnet of ``owner`` now exists.
+        """Delete the reservation's records: the subnet of ``owner`` exists.
 
         From then on the router is the only record: nothing of ``owner``
         is kept, here or in the lock service. Confirming an owner this
@@ -365,7 +371,8 @@ class LockDriver(base.AllocatorDriver):
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.ReservationLost: if the reservation's
-            lock was lost, or cannot be checked because the lock service is
+            records were lost (expired, released by another process, taken
+            over), or cannot be checked because the lock service is
             unreachable; the reservation is forgotten.
         """
         owner = allocation_mod.validate_owner(owner)
@@ -375,7 +382,8 @@ class LockDriver(base.AllocatorDriver):
         allocation = held.allocation
         try:
             still_held = held.reservation.release_checked()
-            reason = "its lock expired or was taken over"
+            reason = ("its reservation expired, was released by another "
+                      "engine process or was taken over")
         except exceptions.LockUnavailable as e:
             still_held = False
             reason = "its lock could not be checked: %s is unreachable: %s" % (
@@ -385,23 +393,43 @@ class LockDriver(base.AllocatorDriver):
                         allocation.cidr, owner, allocation.scope, reason)
             raise exceptions.ReservationLost(cidr=allocation.cidr,
                                              owner=owner, reason=reason)
+        self._drop_index(held.reservation)
         LOG.debug("Confirmed %s for %s", allocation.cidr, owner)
 
+    def _drop_index(self, reservation):
+        try:
+            reservations.drop_index(self.backend.records, reservation)
+        except exceptions.LockUnavailable as e:
+            # NOTE: an index whose records are gone frees nothing and
+            # expires with them.
+            LOG.warning("Could not delete the owner index of %s: %s",
+                        reservation.record.owner, e.kwargs.get("reason", e))
+
     def release(self, owner):
-        """Drop the reservation of ``owner``, if this process holds it.
+        """Delete the reservation of ``owner``, whichever process made it.
+
+        The records are found through the owner's index record, so a
+        delete in any engine process or host frees a reservation that was
+        never confirmed, at once.
 
         :returns: True if a reservation was dropped; False otherwise: a
             confirmed CIDR is kept from other engines by its subnet alone,
             and is free once the subnet left the router.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached; the reservation then lasts until it is
+            released again or ``reservation_timeout`` has passed.
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
         if held is None:
-            return False
-        held.reservation.release()
-        LOG.debug("Released %s of %s", held.allocation.cidr, owner)
-        return True
+            dropped = reservations.release(self.backend.records, owner)
+        else:
+            dropped = held.reservation.release_checked()
+            self._drop_index(held.reservation)
+        if dropped:
+            LOG.debug("Released the reservation of %s", owner)
+        return dropped
 
     def get(self, owner):
         """Return what this process holds for ``owner`` (None if nothing)."""
@@ -421,7 +449,8 @@ class LockDriver(base.AllocatorDriver):
                                      taken_mod.parse_cidr(a.cidr).first))
 
     def close(self):
-        """Release every reservation this process holds, then disconnect."""
+        """Delete the reservations this process holds, then disconnect."""
         for h in self._held.pop_all():
             h.reservation.release()
+            self._drop_index(h.reservation)
         self.backend.close()

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reservations as oslo.concurrency file locks: one host, many processes.
+"""oslo.concurrency file locks and records beside them: one host.
 
 ``lockutils.lock(name, external=True, lock_path=...)`` takes a semaphore of
 this process first and then the lock file, so it excludes threads and
@@ -26,6 +26,7 @@ from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
 from murano_cidr.drivers.lock import backend
+from murano_cidr.drivers.lock import file_records
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
@@ -58,24 +59,6 @@ def _check_process_locking():
             "set [cidr_allocator] coordination_url")
 
 
-class FileReservation(backend.Reservation):
-    """A file lock held until released or until this process dies."""
-
-    def __init__(self, stack):
-        self._stack = stack
-
-    def still_held(self):
-        # NOTE: the kernel keeps the lock for as long as this process lives
-        # and the file is not deleted; nothing else can take it away.
-        return True
-
-    def release(self):
-        try:
-            self._stack.close()
-        except (OSError, RuntimeError) as e:
-            LOG.warning("Could not release a file lock cleanly: %s", e)
-
-
 class FileLockBackend(backend.LockBackend):
     """Inter-process file locks under one directory.
 
@@ -98,6 +81,7 @@ class FileLockBackend(backend.LockBackend):
             raise exceptions.InvalidConfig(
                 group="oslo_concurrency", option="lock_path",
                 reason="%s is not writable by this user" % lock_path)
+        self.records = file_records.FileRecords(lock_path, self.description)
 
     def _unavailable(self, error):
         return exceptions.LockUnavailable(url=self.description,
@@ -114,47 +98,3 @@ class FileLockBackend(backend.LockBackend):
             except OSError as e:
                 raise self._unavailable(e)
             yield
-
-    def try_reserve(self, name):
-        _check_process_locking()
-        stack = contextlib.ExitStack()
-        try:
-            taken = _take_now(stack, name, self.lock_path)
-        except OSError as e:
-            stack.close()
-            raise self._unavailable(e)
-        if not taken:
-            stack.close()
-            return None
-        return FileReservation(stack)
-
-
-def _take_now(stack, name, lock_path):
-    """Take the lock ``name`` without waiting; keep it on ``stack``.
-
-    :param stack: the ``contextlib.ExitStack`` that will release the lock.
-    :param name: the lock's name.
-    :param lock_path: the lock directory.
-    :returns: True if the lock is now held, False if another holder has it.
-    :raises OSError: if the lock file cannot be opened or locked.
-    """
-    if hasattr(lockutils, "AcquireLockFailedException"):
-        try:
-            stack.enter_context(lockutils.lock(
-                name, external=True, lock_path=lock_path, do_log=False,
-                semaphores=_semaphores, blocking=False))
-        except lockutils.AcquireLockFailedException:
-            return False
-        return True
-    # NOTE: oslo.concurrency before 4.5.0 (Xena's pin) has no non-blocking
-    # lock(): take its two halves without waiting, in the order lock()
-    # takes them, this process's semaphore first and then the file lock.
-    semaphore = lockutils.internal_lock(name, semaphores=_semaphores)
-    if not semaphore.acquire(blocking=False):
-        return False
-    stack.callback(semaphore.release)
-    file_lock = lockutils.external_lock(name, lock_path=lock_path)
-    if not file_lock.acquire(blocking=False):
-        return False
-    stack.callback(file_lock.release)
-    return True

@@ -10,23 +10,20 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The reservations one ``lock`` driver holds, each for a bounded time.
+"""The reservations one ``lock`` driver made, each for a bounded time.
 
-A reservation is held by the process that allocated it: no other process
-can drop its lock. So that a deployment that failed before its confirm
-(and whose delete ran in another engine worker, where ``release`` has
-nothing to drop) does not keep its CIDR for as long as the process lives,
-the holding process drops every reservation older than
-``[cidr_allocator] reservation_timeout`` on a timer of its own.
-
-One :class:`threading.Timer` at a time, armed while anything is held, wakes
-at the deadline of the oldest reservation (all share one timeout, so the
-oldest is always the first due), releases every reservation due by then,
-and is armed again for the next. The deadlines are measured on this
-process's monotonic clock. In an engine monkey-patched by eventlet (as
-Murano's is) the timer is a green thread: it runs once the deadline has
-passed and the engine's other green threads yield, never before; its
-release of a tooz lock is a cooperative network call.
+A reservation is kept by the lock service as records
+(:mod:`~murano_cidr.drivers.lock.reservations`) that expire at
+``[cidr_allocator] reservation_timeout`` on their own, whatever this
+process does; this process keeps a handle of each one it made, to
+confirm it. A handle older than the timeout is dropped (its records
+deleted, if they are still its own: files and znodes keep an expired
+record) at the process's next allocation, so that the handles of
+deployments that failed before their confirm do not pile up. Until then
+a late :meth:`~murano_cidr.drivers.lock.driver.LockDriver.confirm`
+learns from the records whether the reservation is still its own
+(``ReservationLost`` if not). The deadlines are measured on this
+process's monotonic clock; no timer or thread is needed.
 """
 
 import threading
@@ -38,12 +35,12 @@ LOG = logging.getLogger(__name__)
 
 
 class Held(object):
-    """A reservation this process holds, from allocate to confirm.
+    """A reservation this process made, from allocate to confirm.
 
     :ivar allocation: the :class:`~murano_cidr.allocation.Allocation`.
     :ivar reservation: its :class:`~murano_cidr.drivers.lock.backend.
         Reservation`.
-    :ivar deadline: when it is dropped, on the holdings' clock.
+    :ivar deadline: when its handle may be dropped, on the holdings' clock.
     """
 
     __slots__ = ("allocation", "reservation", "deadline")
@@ -60,19 +57,15 @@ class Holdings(object):
     :param timeout: seconds a reservation is held at most
         (``reservation_timeout``).
     :param clock: a monotonic clock, in seconds.
-    :param timer: what makes a timer, called as :class:`threading.Timer`.
     """
 
-    def __init__(self, timeout, clock=time.monotonic,
-                 timer=threading.Timer):
+    def __init__(self, timeout, clock=time.monotonic):
         self.timeout = timeout
         self._clock = clock
-        self._make_timer = timer
         # NOTE: guards the bookkeeping only; it is never held while the
         # lock service is asked.
         self._mutex = threading.Lock()
         self._held = {}
-        self._timer = None
 
     def get(self, owner):
         """Return the :class:`Held` of ``owner``, or None."""
@@ -85,7 +78,7 @@ class Holdings(object):
             return list(self._held.values())
 
     def add(self, owner, allocation, reservation):
-        """Hold ``reservation`` for ``owner`` until popped or due.
+        """Hold ``reservation`` for ``owner`` until popped or expired.
 
         :returns: None, or the :class:`Held` another thread added for
             ``owner`` first; ``reservation`` is then not kept.
@@ -96,8 +89,6 @@ class Holdings(object):
                 return other
             self._held[owner] = Held(allocation, reservation,
                                      self._clock() + self.timeout)
-            if self._timer is None:
-                self._arm(self.timeout)
         return None
 
     def pop(self, owner):
@@ -106,26 +97,15 @@ class Holdings(object):
             return self._held.pop(owner, None)
 
     def pop_all(self):
-        """Stop holding anything and stop the timer; return what was held."""
+        """Stop holding anything; return what was held."""
         with self._mutex:
             held, self._held = list(self._held.values()), {}
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
         return held
 
-    def _arm(self, delay):
-        # Called with the mutex held.
-        timer = self._make_timer(delay, self.expire)
-        timer.daemon = True
-        timer.start()
-        self._timer = timer
-
     def expire(self):
-        """Release every reservation whose deadline has passed.
+        """Drop every reservation whose deadline has passed.
 
-        What the timer runs; it arms the next timer if anything is still
-        held.
+        Its records are deleted if they are still its own (best effort).
 
         :returns: the :class:`Held` dropped.
         """
@@ -135,10 +115,6 @@ class Holdings(object):
                    if held.deadline <= now]
             for owner, _held in due:
                 del self._held[owner]
-            self._timer = None
-            if self._held:
-                first = min(h.deadline for h in self._held.values())
-                self._arm(max(0.0, first - now))
         for owner, held in due:
             allocation = held.allocation
             LOG.warning("Dropped the reservation of %s for %s in scope %s: "

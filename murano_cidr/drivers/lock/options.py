@@ -37,27 +37,28 @@ lock_opts = [
                "?sentinel=<master> for Redis Sentinel), "
                "etcd3+http://host:2379 (extra 'etcd'), "
                "zookeeper://host:2181 (extra 'zookeeper') or "
-               "file:///path (one host). Unset: oslo.concurrency file locks "
-               "under [oslo_concurrency] lock_path, or $state_path/locks "
-               "when that is unset; they protect the engines of one host "
+               "file:///path (one host). It keeps the reservation records. "
+               "Unset: oslo.concurrency file locks and record files under "
+               "[oslo_concurrency] lock_path, or $state_path/locks when "
+               "that is unset; they protect the engines of one host "
                "only.")),
     cfg.IntOpt(
         "lock_timeout",
         default=30,
         min=1,
-        help=_("Seconds a tooz lock survives without a heartbeat: how long "
-               "the reservations of an engine that died stay blocked, and "
-               "how long a live engine may stall before it loses them. "
-               "Passed to the backend as lock_timeout (ZooKeeper: the "
-               "session timeout) unless coordination_url sets its own. It "
-               "also bounds every call to the lock service: a Redis or "
+        help=_("Seconds a tooz lock (the scope lock, ZooKeeper and "
+               "file:// only) survives without a heartbeat. Passed to the "
+               "backend as lock_timeout (ZooKeeper: the session timeout) "
+               "unless coordination_url sets its own. Reservations are "
+               "records that live reservation_timeout, whatever their "
+               "engine's session does. It also bounds every call to the "
+               "lock service: a Redis or "
                "etcd request waits at most half of it (Redis "
                "socket_timeout and socket_connect_timeout, etcd timeout, "
                "unless coordination_url sets them), so allocate and "
                "confirm fail within about lock_timeout while the service "
                "does not answer; ZooKeeper's requests are retried for at "
-               "most lock_timeout. File locks need none: the kernel frees "
-               "them at once.")),
+               "most lock_timeout.")),
     cfg.IntOpt(
         "lock_wait_timeout",
         default=60,
@@ -68,16 +69,17 @@ lock_opts = [
                "from the start of allocate. ZooKeeper "
                "and tooz's file backend only: on etcd and Redis engines "
                "pick without waiting for each other (their reservation "
-               "locks keep them apart), and oslo.concurrency file locks "
+               "records keep them apart), and oslo.concurrency file locks "
                "wait for their holder.")),
     cfg.IntOpt(
         "reservation_prefixlen",
         default=24,
         min=8,
         max=30,
-        help=_("The 'lock' driver reserves a CIDR by locking every aligned "
-               "IPv4 block of this prefix length that the CIDR covers (a "
-               "/23 takes two /24 locks; a /26 locks the /24 it sits in), so "
+        help=_("The 'lock' driver reserves a CIDR with a record on every "
+               "aligned IPv4 block of this prefix length that the CIDR "
+               "covers (a /23 takes two /24 records; a /26 the /24 it sits "
+               "in), so "
                "engines whose subnet sizes differ, as during a change of "
                "max_hosts or subnet_prefixlen, still exclude each other. "
                "Every engine must use the same value. A subnet may cover at "

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""How the ``lock`` driver picks a CIDR and takes its reservation locks.
+"""How the ``lock`` driver picks a CIDR and writes its reservation records.
 
 The driver holds the scope's lock around :func:`pick`; everything here
 only talks to the lock backend it is given.
@@ -21,7 +21,7 @@ import secrets
 from oslo_log import log as logging
 
 from murano_cidr.drivers.lock import backend as backend_mod
-from murano_cidr import exceptions
+from murano_cidr.drivers.lock import reservations
 from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
@@ -31,46 +31,56 @@ LOG = logging.getLogger(__name__)
 _RANDOM = secrets.SystemRandom()
 
 
-def try_reserve(backend, prefixlen, scope, net):
-    """Take the lock of every block ``net`` overlaps, without waiting.
+def try_reserve(backend, prefixlen, scope, net, record):
+    """Write ``record`` for every block ``net`` overlaps, without waiting.
+
+    Every write is conditional (:func:`~.reservations.claim`): two engines
+    that race for a block cannot both write its record, so no lock is
+    taken around it.
 
     :param backend: the
         :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
     :param prefixlen: the prefix length of the blocks.
     :param scope: the scope, or None.
     :param net: the candidate, a :class:`netaddr.IPNetwork`.
-    :returns: ``(reservation, None)``, or ``(None, block)`` with the
-        block another engine holds (nothing is kept then).
+    :param record: the :class:`~.reservations.Record` to write.
+    :returns: ``(reservation, None, None)``, or ``(None, block, holder)``
+        with the block another engine holds and the live
+        :class:`~.reservations.Record` that holds it; nothing is kept
+        then.
     :raises murano_cidr.exceptions.LockUnavailable: if the lock service
         cannot be reached; nothing is kept.
     """
-    held = []
+    data = record.encode()
+    names = []
     try:
         for block in backend_mod.blocks(net, prefixlen):
-            reservation = backend.try_reserve(
-                backend_mod.reservation_lock_name(scope, str(block)))
-            if reservation is None:
-                for other in held:
-                    other.release()
-                return None, block
-            held.append(reservation)
+            name = backend_mod.record_name(scope, str(block))
+            holder = reservations.claim(backend.records, name, record, data)
+            if holder is not None:
+                reservations.RecordReservation(backend.records, names,
+                                               record).release()
+                return None, block, holder
+            names.append(name)
     except BaseException:
-        for other in held:
-            other.release()
+        reservations.RecordReservation(backend.records, names,
+                                       record).release()
         raise
-    return backend_mod.BlockReservation(held), None
+    return (reservations.RecordReservation(backend.records, names, record),
+            None, None)
 
 
-def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
+def pick(backend, prefixlen, scope, pool, read_taken, new_record,
+         exhausted):
     """Reserve a free candidate; call with the scope lock held.
 
     Candidates are tried in random order among the free ones; one any of
-    whose block locks another engine holds is skipped, and one whose subnet
-    appeared while it was being reserved (a callable ``taken``, read again)
-    is given up. When every candidate was skipped or given up, one more
-    pass starts afresh (``taken`` read again), so that the pool is
-    exhausted against what was in use at one moment, not against
-    everything seen during the call.
+    whose blocks holds another engine's live record is skipped, and one
+    whose subnet appeared while it was being reserved (a callable
+    ``taken``, read again) is given up. When every candidate was skipped
+    or given up, one more pass starts afresh (``taken`` read again), so
+    that the pool is exhausted against what was in use at one moment, not
+    against everything seen during the call.
 
     :param backend: the
         :class:`~murano_cidr.drivers.lock.backend.LockBackend`.
@@ -78,9 +88,11 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     :param scope: the scope, or None.
     :param pool: the :class:`~murano_cidr.pool.Pool`.
     :param read_taken: a :class:`TakenReader`.
-    :param own: the CIDRs this process already holds in the scope.
-    :param exhausted: ``exhausted(pool, scope, free_map, allocated_map)``,
-        returning the error to raise when nothing is free.
+    :param new_record: ``new_record(cidr)`` returns the
+        :class:`~.reservations.Record` to write for a candidate.
+    :param exhausted: ``exhausted(pool, scope, free_map, allocated_map,
+        holders)``, returning the error to raise when nothing is free;
+        ``holders`` are the live records met.
     :returns: ``(cidr, reservation)``.
     :raises murano_cidr.exceptions.PoolExhausted: if nothing is free.
     :raises murano_cidr.exceptions.LockUnavailable: if the lock service
@@ -88,7 +100,6 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     """
     version = pool.version
     taken_set = read_taken()
-    own = taken_mod.TakenSet.from_taken(own, version)
     # Candidates given up during this call: reserved by another engine
     # (they count as allocated), or whose subnet appeared after we
     # reserved them (they count as taken). Each candidate is tried at
@@ -96,9 +107,10 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
     # ends.
     elsewhere = []
     appeared = []
+    holders = {}
     second_look = True
     while True:
-        held = own.union(taken_mod.TakenSet(version, elsewhere))
+        held = taken_mod.TakenSet(version, elsewhere)
         blocked = taken_set.union(held).union(
             taken_mod.TakenSet(version, appeared))
         free_map = pool.free_map(blocked)
@@ -108,18 +120,21 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
             # the router): the pool is exhausted only if it is at one
             # moment, so look once more with taken read again.
             second_look = False
-            elsewhere, appeared = [], []
+            elsewhere, appeared, holders = [], [], {}
             taken_set = read_taken()
             continue
         if free_map.free == 0:
             raise exhausted(pool, scope, free_map,
-                            allocated_map=pool.free_map(held))
+                            allocated_map=pool.free_map(held),
+                            holders=list(holders.values()))
         index = free_map.nth_free(_RANDOM.randrange(free_map.free))
         cidr = pool.cidr(index)
         net = pool[index]
-        reservation, busy = try_reserve(backend, prefixlen, scope, net)
+        reservation, busy, holder = try_reserve(
+            backend, prefixlen, scope, net, new_record(cidr))
         if reservation is None:
             elsewhere.append((busy.first, busy.last))
+            holders[holder.token] = holder
             continue
         try:
             if read_taken.again:
@@ -131,11 +146,6 @@ def pick(backend, prefixlen, scope, pool, read_taken, own, exhausted):
                     appeared.append((net.first, net.last))
                     reservation.release()
                     continue
-            if not reservation.still_held():
-                raise exceptions.LockUnavailable(
-                    url=backend.description,
-                    reason="the reservation of %s was lost at once"
-                    % cidr)
         except BaseException:
             reservation.release()
             raise

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Redis with Sentinel: is a lock held by the master, and replicated?
+"""Redis with Sentinel: which server is master, and how to reach it.
 
 tooz reaches the master through redis-py's Sentinel connection pool, which
 asks the Sentinels for the master only when it opens a connection. A
@@ -20,16 +20,15 @@ on the connections opened before, until the Sentinels turn it into a
 replica: measured, it granted locks that the new master granted to other
 engines, and both engines' ``confirm`` succeeded (issue 33).
 
-:func:`check` asks the Sentinels of the URL (its host and every
-``sentinel_fallback``) which server is master, opens a connection of its
-own to it, writes a short-lived probe key there and sends ``WAIT``
-on that connection: the master answers once ``replicas`` replicas have
-acknowledged every write it made up to the probe. The ``lock`` driver
-asks after a lock was taken and before ``confirm`` reports it held, then
-asks tooz whether the lock is still this engine's (the order matters:
-see :class:`~murano_cidr.drivers.lock.tooz_clients.Redis`). A master
-stopped and resumed has lost its replica (promoted), so ``WAIT`` answers
-0 and the lock is not used.
+So the ``lock`` driver keeps its reservation records through clients of
+its own (:class:`~murano_cidr.drivers.lock.service_records.RedisRecords`):
+each call asks the Sentinels of the URL (its host and every
+``sentinel_fallback``) which server is master (:func:`discover`) and
+opens a connection of its own to it, and a record is written there with
+``ROLE`` and ``WAIT 1`` on the same connection: the master answers
+``WAIT`` once a replica acknowledged the write. A master stopped and
+resumed has lost its replica (promoted), so ``WAIT`` answers 0 and the
+record is not used.
 """
 
 import urllib.parse
@@ -39,8 +38,6 @@ from oslo_utils import strutils
 
 #: Sentinel's own port, where the URL names none.
 SENTINEL_PORT = 26379
-#: The key the probe writes, on the master.
-PROBE_KEY = "murano-cidr-replication-probe"
 
 
 def no_retries():
@@ -90,7 +87,14 @@ def sentinels(url):
     return hosts
 
 
-def _client_options(url, seconds):
+def client_options(url, seconds):
+    """Return redis-py's options for a server and for the Sentinels of ``url``.
+
+    :param url: a ``redis://`` or ``rediss://`` coordination URL.
+    :param seconds: how long each connection and answer may take.
+    :returns: ``(server options, Sentinel options)``: TLS, credentials and
+        timeouts, with redis-py's retries off.
+    """
     parts = urllib.parse.urlsplit(url)
     query = urllib.parse.parse_qs(parts.query)
     options = {name: query[name][-1] for name in
@@ -125,7 +129,7 @@ def discover(url, seconds):
         (redis-py's ``MasterNotFoundError``).
     """
     from redis import sentinel
-    _options, sentinel_options = _client_options(url, seconds)
+    _options, sentinel_options = client_options(url, seconds)
     manager = sentinel.Sentinel(sentinels(url),
                                 sentinel_kwargs=sentinel_options)
     try:
@@ -133,48 +137,6 @@ def discover(url, seconds):
     finally:
         for client in manager.sentinels:
             client.close()
-
-
-def check(url, seconds, replicas, member):
-    """Tell whether the master the Sentinels name has its writes replicated.
-
-    :param url: a coordination URL naming a Sentinel master.
-    :param seconds: how long each connection and answer may take; the
-        replicas' acknowledgement is waited for half of it.
-    :param replicas: how many replicas must acknowledge.
-    :param member: written in the probe key (who probed last).
-    :returns: None if the master, asked on a connection of its own after
-        everything this engine wrote there, says it is master and that
-        ``replicas`` replicas acknowledged its writes up to now; else why
-        not.
-    :raises redis.RedisError: if a Sentinel or the master cannot be asked.
-    """
-    import redis
-    host, port = discover(url, seconds)
-    options, _sentinel_options = _client_options(url, seconds)
-    client = redis.Redis(host=host, port=port,
-                         single_connection_client=True, **options)
-    try:
-        # One connection: WAIT waits for the writes made on it, and the
-        # probe is written after every write of this engine's to come
-        # before (the lock's, on this server if it is the one tooz used).
-        pipe = client.pipeline(transaction=False)
-        pipe.execute_command("ROLE")
-        pipe.set(PROBE_KEY, member, px=int(max(1.0, seconds) * 10000))
-        pipe.execute_command("WAIT", replicas, int(seconds * 500))
-        role, _stored, acknowledged = pipe.execute()
-    finally:
-        client.close()
-    role = role[0].decode() if isinstance(role[0], bytes) else role[0]
-    if role != "master":
-        return ("%s:%d, which the Sentinels name master, is a %s"
-                % (host, port, role))
-    if int(acknowledged) < replicas:
-        return ("the master %s:%d has %d replica(s) acknowledging its "
-                "writes, %d needed (a master the Sentinels replaced, or a "
-                "master without a replica)" % (host, port, int(acknowledged),
-                                               replicas))
-    return None
 
 
 def ping(url, seconds, describe):
@@ -205,7 +167,7 @@ def ping_server(url, host, port, seconds, describe, what=""):
         answer: the coordinator's start says what is wrong); else why not.
     """
     import redis
-    options, _sentinel_options = _client_options(url, seconds)
+    options, _sentinel_options = client_options(url, seconds)
     client = redis.Redis(host=host, port=port, **options)
     try:
         client.ping()

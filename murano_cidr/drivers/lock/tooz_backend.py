@@ -10,14 +10,17 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reservations as tooz locks: many hosts, through a coordination service.
+"""A coordination service through tooz: many hosts.
 
-The coordinator is started at the first use rather than when the driver is
-built, so an engine can start while the lock service is down (its
-allocations fail until the service is back). Where the backend needs it,
-tooz's heartbeat keeps every lock this process holds alive; a holder that
-dies stops beating and its locks expire after their timeout (ZooKeeper:
-when its session expires). Every call to the service is bounded by the
+tooz gives the scope lock (where the service queues its waiters); the
+reservation records are kept through a client of the driver's own
+(:mod:`.service_records`). The coordinator is started at the first use
+rather than when the driver is built, so an engine can start while the
+lock service is down (its allocations fail until the service is back).
+Where the backend needs it, tooz's heartbeat keeps the locks this process
+holds alive; a holder that dies stops beating and its locks expire after
+their timeout (ZooKeeper: when its session expires). Every call to the
+service is bounded by the
 options :mod:`.tooz_clients` derives from ``lock_timeout``, and every
 failure is a :class:`~murano_cidr.exceptions.LockUnavailable` naming the
 service and the client's own reason.
@@ -63,63 +66,6 @@ def _member_id():
                                       uuid.uuid4().hex[:8])).encode("utf-8")
 
 
-class ToozReservation(backend.Reservation):
-    """A tooz lock, kept alive by the coordinator.
-
-    :param lock: the acquired :class:`tooz.locking.Lock`.
-    :param owner: the :class:`ToozLockBackend` that took it.
-    """
-
-    def __init__(self, lock, owner):
-        self._lock = lock
-        self._owner = owner
-        name = lock.name
-        self.name = (name.decode("utf-8") if isinstance(name, bytes)
-                     else str(name))
-
-    def still_held(self, seconds=None):
-        def is_still_owner():
-            # NOTE: the servers first, then the lock: a lock granted by a
-            # master the Sentinels replaced must not be judged on it.
-            self._owner.check_servers()
-            try:
-                return bool(self._lock.is_still_owner())
-            except tooz.NotImplemented:
-                # NOTE: tooz's etcd3 locks cannot tell; their release is a
-                # compare-and-delete, which release_checked relies on.
-                return True
-
-        return self._owner.request("cannot check the lock %s" % self.name,
-                                   is_still_owner, seconds)
-
-    def release(self, seconds=None):
-        if seconds is None:
-            seconds = self._owner.best_effort_seconds
-        try:
-            self._release(seconds)
-        except exceptions.LockUnavailable as e:
-            LOG.warning("Could not release lock %s on %s (it will expire): "
-                        "%s", self.name,
-                        self._owner.description, e.kwargs["reason"])
-
-    def release_checked(self):
-        # The check and the release share one request's bound.
-        deadline = self._owner.deadline()
-        try:
-            held = self.still_held()
-        except exceptions.LockUnavailable:
-            self.release(deadline.remaining())
-            raise
-        return self._release(deadline.remaining()) and held
-
-    def _release(self, seconds=None):
-        # NOTE: False means the lock was no longer ours: it expired, or
-        # (etcd3, Redis) the service no longer has it with our token.
-        return bool(self._owner.request(
-            "cannot release the lock %s" % self.name, self._lock.release,
-            seconds))
-
-
 class ToozLockBackend(backend.LockBackend):
     """Locks from a tooz coordination backend.
 
@@ -155,6 +101,8 @@ class ToozLockBackend(backend.LockBackend):
             self._coordinator = coordination.get_coordinator(
                 url, _member_id(), **self._options)
             self._errors = (tooz.ToozError,) + self._service.errors()
+            self.records = self._service.records(url, lock_timeout,
+                                                 self.request)
         except stevedore.exception.NoMatches:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
@@ -322,7 +270,7 @@ class ToozLockBackend(backend.LockBackend):
             try:
                 yield
             finally:
-                ToozReservation(lock, self).release()
+                self._release(lock, name)
         finally:
             semaphore.release()
 
@@ -332,44 +280,14 @@ class ToozLockBackend(backend.LockBackend):
             "([cidr_allocator] lock_wait_timeout)" % (name,
                                                       self.wait_timeout))
 
-    def try_reserve(self, name):
-        coordinator = self._coordinator_ready()
-        lock = coordinator.get_lock(name.encode("utf-8"))
-        # The lock and the check of its servers share one request's bound.
-        deadline = self.deadline()
-        acquired = self.request("cannot take the lock %s" % name,
-                                lambda: lock.acquire(blocking=False),
-                                deadline.remaining(),
-                                undo=_release_if_taken(lock))
-        if not acquired:
-            return None
-        reservation = ToozReservation(lock, self)
+    def _release(self, lock, name):
+        """Release a scope lock; never raises (a lost lock is free)."""
         try:
-            with self.calling("cannot keep the lock %s" % name):
-                self._service.acquired(lock)
-            if (self._service.checks_servers(self.url)
-                    and not reservation.still_held(deadline.remaining())):
-                raise self._unavailable(
-                    "the lock %s was granted by a server that is not the "
-                    "master the Sentinels name" % name)
-        except exceptions.LockUnavailable:
-            reservation.release()
-            raise
-        return reservation
-
-    def check_servers(self):
-        """Check that the service's locks can be relied on now.
-
-        Redis with Sentinel: the master the Sentinels name has a replica
-        acknowledging its writes (:mod:`.redis_sentinel`); nothing to ask
-        elsewhere.
-
-        :raises murano_cidr.exceptions.LockUnavailable: if not, or if it
-            cannot be asked.
-        """
-        reason = self._service.unsafe(self.url, self.request_seconds)
-        if reason is not None:
-            raise self._unavailable(reason)
+            self.request("cannot release the lock %s" % name, lock.release,
+                         self.best_effort_seconds)
+        except exceptions.LockUnavailable as e:
+            LOG.warning("Could not release lock %s on %s (it will expire): "
+                        "%s", name, self.description, e.kwargs["reason"])
 
     def probe(self, timeout=5):
         """Tell whether the lock service answers, without keeping anything.
@@ -402,6 +320,12 @@ class ToozLockBackend(backend.LockBackend):
         return None
 
     def close(self):
+        try:
+            self._stop()
+        finally:
+            super().close()
+
+    def _stop(self):
         with self._start_lock:
             if not self._started:
                 return

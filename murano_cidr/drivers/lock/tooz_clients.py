@@ -21,14 +21,16 @@ unwrapped, so that each failure becomes a
 :class:`~murano_cidr.exceptions.LockUnavailable` with its real reason.
 """
 
-import os
 import socket
 import urllib.parse
 
 from oslo_utils import netutils
 
+from murano_cidr.drivers.lock import file_records
 from murano_cidr.drivers.lock import redis_ping
 from murano_cidr.drivers.lock import redis_sentinel
+from murano_cidr.drivers.lock import service_records
+from murano_cidr import exceptions
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
 #: kazoo's default grows to an hour, which would delay recovery after an
@@ -40,10 +42,6 @@ MAX_REASON = 400
 
 #: Replicas that must acknowledge a lock on Redis with Sentinel.
 REPLICAS = 1
-
-
-def _member():
-    return "%s-%d" % (socket.gethostname(), os.getpid())
 
 
 def request_timeout(lock_timeout):
@@ -190,28 +188,23 @@ class Client(object):
         """
         return None
 
-    def acquired(self, lock):
-        """Do what a lock just taken needs before it is used.
-
-        :param lock: the :class:`tooz.locking.Lock`, held.
-        :raises tooz.ToozError: if the service cannot be reached.
-        """
-
-    def checks_servers(self, url):
-        """Tell whether :meth:`unsafe` asks anything for this URL."""
-        return False
-
-    def unsafe(self, url, seconds):
-        """Tell why a lock the service granted cannot be relied on now.
-
-        Asked after a lock is taken and before it is reported held, before
-        tooz is asked whether the lock is still this engine's.
+    def records(self, url, lock_timeout, request):
+        """Return where this service keeps the reservation records.
 
         :param url: the coordination URL.
-        :param seconds: how long each connection and answer may take.
-        :returns: None, or why not.
+        :param lock_timeout: ``[cidr_allocator] lock_timeout``.
+        :param request: the lock backend's bounded call,
+            ``request(what, function, seconds=None)``.
+        :returns: a
+            :class:`~murano_cidr.drivers.lock.reservations.RecordStore`.
+        :raises murano_cidr.exceptions.InvalidConfig: if the service
+            cannot keep them.
         """
-        return None
+        raise exceptions.InvalidConfig(
+            option="coordination_url",
+            reason="the lock driver keeps its reservations as records in "
+            "Redis, etcd3, ZooKeeper or a directory (file://); %s cannot "
+            "keep them" % urllib.parse.urlsplit(url).scheme)
 
 
 class Local(Client):
@@ -221,6 +214,12 @@ class Local(Client):
 
     def options(self, lock_timeout):
         return {}
+
+    def records(self, url, lock_timeout, request):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "file" or not parts.path:
+            return super().records(url, lock_timeout, request)
+        return file_records.FileRecords(parts.path, parts.path)
 
 
 class ZooKeeper(Client):
@@ -259,6 +258,11 @@ class ZooKeeper(Client):
         return {"timeout": lock_timeout, "connection_retry": dict(retry),
                 "command_retry": dict(retry)}
 
+    def records(self, url, lock_timeout, request):
+        options = self.options(lock_timeout)
+        return service_records.ZooKeeperRecords(url, options, request,
+                                                lock_timeout)
+
     def errors(self):
         from kazoo import exceptions as kazoo_exceptions
         from kazoo.handlers import threading as kazoo_threading
@@ -290,27 +294,16 @@ class Etcd3(Client):
 
     Usage considerations:
 
-    * A lock is a key attached to a lease of ``lock_timeout`` seconds,
-      refreshed by tooz's heartbeat; each HTTP request times out after
+    * A lock (the scope lock, not taken on etcd3, and tooz's membership)
+      is a key attached to a lease of ``lock_timeout`` seconds, refreshed
+      by tooz's heartbeat; each HTTP request times out after
       :func:`request_timeout` seconds (tooz's own default is 30 s whatever
       the lease), so a call fails within about ``lock_timeout`` when etcd
-      does not answer, at once when it refuses connections.
-    * tooz grants a lock's lease one round trip before the key is written
-      and refreshes it only at the heartbeat after the lock was taken; the
-      heart beats every ``(lock_timeout + d) / 2`` seconds, ``d`` being the
-      beat's own duration, one round trip per lock held plus one. On a 2 s
-      round trip a lease could so expire before its first refresh. The
-      lease is therefore refreshed as soon as the lock is held
-      (:meth:`acquired`). A reservation then lives as long as its engine
-      while ``3 * n * RTT < lock_timeout``, ``n`` being the locks the
-      engine holds at once (one per block of each reservation in flight);
-      past that ``confirm`` may raise ``ReservationLost`` (never an
-      overlap).
-    * tooz cannot ask whether an etcd3 lock is still held. ``confirm``
-      learns it from the release, a compare-and-delete on the lock's
-      value: it fails if the lease expired or another engine holds the
-      key, and ``confirm`` then raises ``ReservationLost``, as it does
-      when etcd cannot be reached.
+      does not answer, at once when it refuses connections. A
+      reservation record is a key on a lease of ``reservation_timeout``
+      (:class:`~murano_cidr.drivers.lock.service_records.EtcdRecords`),
+      through an etcd3gw client of the driver's own with the same
+      request timeout.
     * tooz waits for an etcd3 lock by trying it again every second, while
       the engine that just released it takes it back at once: with six
       engines allocating in one scope, some waited five seconds for their
@@ -338,10 +331,9 @@ class Etcd3(Client):
                 "timeout": request_timeout(lock_timeout),
                 "membership_timeout": lock_timeout}
 
-    def acquired(self, lock):
-        # Lock.heartbeat() of tooz's etcd3 driver refreshes this lock's
-        # lease alone (one request), from now.
-        lock.heartbeat()
+    def records(self, url, lock_timeout, request):
+        return service_records.EtcdRecords(
+            url, request_timeout(lock_timeout), request)
 
 
 class Redis(Client):
@@ -370,11 +362,12 @@ class Redis(Client):
       that PING and the start makes the first call wait for redis-py's
       retries (about eleven timeouts). With Sentinel, each Sentinel of
       the URL is asked in turn for the master, which is then pinged.
-    * With Sentinel, a lock taken, and one ``confirm`` checks, is used
-      only if the master the Sentinels name has a replica acknowledging
-      its writes, then only if tooz still finds it this engine's
-      (:meth:`unsafe`, :mod:`~murano_cidr.drivers.lock.redis_sentinel`);
-      both share the request's bound.
+    * Reservation records go through a redis-py client of the driver's
+      own, with the same timeouts and no retries
+      (:class:`~murano_cidr.drivers.lock.service_records.RedisRecords`).
+      With Sentinel, a record is used only if the server it was written
+      on says it is master and a replica acknowledged it (``WAIT``, on
+      the same connection: :mod:`.redis_sentinel`).
     """
 
     serialises = False
@@ -399,20 +392,14 @@ class Redis(Client):
     def ping(self, url, seconds):
         return redis_ping.ping(url, seconds, describe)
 
-    def checks_servers(self, url):
-        return bool(redis_sentinel.master_name(url))
-
-    def unsafe(self, url, seconds):
-        # NOTE: with Sentinel only: a Redis without replicas answers WAIT
-        # with 0, and one server cannot have two masters.
-        if not self.checks_servers(url):
-            return None
+    def errors(self):
+        # NOTE: the records' own client; tooz wraps its client's errors.
         import redis
-        try:
-            return redis_sentinel.check(url, seconds, REPLICAS, _member())
-        except redis.RedisError as e:
-            return "cannot ask the Sentinels and the master: %s" % (
-                describe(e))
+        return (redis.RedisError,)
+
+    def records(self, url, lock_timeout, request):
+        return service_records.RedisRecords(
+            url, self.request_seconds(url, lock_timeout), request, REPLICAS)
 
 
 _CLIENTS = {

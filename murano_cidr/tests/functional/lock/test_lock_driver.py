@@ -10,8 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ``lock`` driver under real concurrency: processes, threads, kill -9,
-and a Redis that goes away.
+"""The ``lock`` driver under real concurrency: processes, threads and
+a Redis that goes away (an engine killed: :mod:`.test_workers`).
 
 Every engine plugs the subnet of each CIDR it is given into a model router
 (the simulator's :class:`murano_cidr.measuring.simulate.router.ModelRouter`)
@@ -227,66 +227,11 @@ class ScenarioTests(EngineHarness):
         self.assertEqual(0, counters["collisions"])
         self.assertEqual(16 * 25, counters["deployed"])
 
-    def _kill_a_holder(self, **settings):
-        """Start a holder of half the small pool, check it holds, kill it.
-
-        :returns: the CIDRs it held and the allocator of this process.
-        """
-        settings = self.settings(pool=SMALL_POOL, **settings)
-        reported = self.spawn.Queue()
-        victim = self.start(workers.holder, settings, self.lock_path,
-                            self.router, "victim", 4, reported)
-        held = set(reported.get(timeout=DEADLINE))
-        self.assertEqual(4, len(held))
-        driver = self.allocator(**settings)
-        mine = {driver.allocate("before-%d" % i, scope=self.router)
-                for i in range(4)}
-        self.assertEqual(set(), mine & held)
-        self.assertRaises(exceptions.PoolExhausted, driver.allocate,
-                          "before-5", scope=self.router)
-        for i in range(4):
-            driver.release("before-%d" % i)
-        redis_server.kill_and_reap(victim)
-        return held, driver, settings
-
-    def _allocate_everything(self, driver, attempt):
-        """Try to allocate the whole small pool; release it all again."""
-        owners = ["after-%d-%d" % (attempt, i) for i in range(8)]
-        got = set()
-        try:
-            for owner in owners:
-                got.add(driver.allocate(owner, scope=self.router))
-        except exceptions.PoolExhausted:
-            return None
-        finally:
-            for owner in owners:
-                driver.release(owner)
-        return got
-
-    def _survivors_never_overlap(self, settings):
-        # NOTE: three engines: each uses two CIDRs of the small pool's
-        # eight at most (one network kept, the next one being deployed),
-        # so some are always free. With four, seven were in use at any
-        # moment and a slow engine could find all eight busy over its
-        # call, a PoolExhausted no overlap check is about.
-        engines, results = self.start_engines(3, 20, keep=1,
-                                              settings=settings)
-        reports = self.finish_engines(engines, results, 20)
-        self.assertNeverCollided(reports)
-
 
 class TestFileLocks(ScenarioTests, base.TestCase):
     """oslo.concurrency file locks: the engines of one host."""
 
     backend = {}
-
-    def test_kill_9_frees_the_reservations_at_once(self):
-        held, driver, settings = self._kill_a_holder()
-        # The kernel dropped the dead process's locks when it was reaped.
-        everything = self._allocate_everything(driver, 0)
-        self.assertIsNotNone(everything)
-        self.assertEqual(set(), held - everything)
-        self._survivors_never_overlap(settings)
 
 
 class TestRedisLocks(ScenarioTests, base.TestCase):
@@ -299,21 +244,6 @@ class TestRedisLocks(ScenarioTests, base.TestCase):
                              "pifpaf and the redis-server binary")
         self.useFixture(server)
         self.backend = {"coordination_url": server.url}
-
-    def test_kill_9_frees_the_reservations_after_the_lock_timeout(self):
-        held, driver, settings = self._kill_a_holder(lock_timeout=2)
-        attempts = iter(range(10 ** 6))
-        everything = []
-
-        def all_free():
-            got = self._allocate_everything(driver, next(attempts))
-            everything.append(got)
-            return got is not None
-
-        self.assertTrue(_until(all_free),
-                        "the dead holder's locks never expired")
-        self.assertEqual(set(), held - everything[-1])
-        self._survivors_never_overlap(settings)
 
 
 class TestRedisOutage(EngineHarness, base.TestCase):

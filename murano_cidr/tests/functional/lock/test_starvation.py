@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Starved engines: frozen (SIGSTOP) longer than ``lock_timeout``.
+"""Starved engines: frozen (SIGSTOP) longer than their reservations live.
 
 A lock that expires cannot stop a frozen engine from plugging its subnet
 late (the router, as Neutron does, refuses the second of two overlapping
@@ -100,8 +100,12 @@ class StarvationTests(harness.EngineHarness):
         self.require_service(server.available,
                              "the %s server" % server.name)
         self.server = self.useFixture(server)
+        # NOTE: a reservation is a record that lives reservation_timeout,
+        # whatever its engine does: as short as the locks here, so that a
+        # frozen engine's reservations expire while it is frozen.
         self.backend = {"coordination_url": self.server.url,
-                        "lock_timeout": self.lock_timeout}
+                        "lock_timeout": self.lock_timeout,
+                        "reservation_timeout": self.lock_timeout}
 
     def freeze(self, process, seconds):
         """Stop ``process`` for ``seconds``; SIGCONT it at cleanup too."""

@@ -29,6 +29,7 @@ from murano_cidr.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
+from murano_cidr.tests.unit.drivers import memory_records
 
 POOL = contract.SMALL_POOL_CIDRS
 
@@ -113,15 +114,17 @@ class TestFileLocks(LockTestCase):
         e = self.assertRaises(exceptions.PoolExhausted, two.allocate, "b-2",
                               scope="r")
         self.assertIn("4 allocated, 0 taken", str(e))
-        # Issue 34: counts only; now who holds them, and until when.
-        self.assertIn("; 1 reserved, unconfirmed, by this engine process, "
-                      "the first dropped at ", str(e))
-        self.assertIn("; 3 reserved, unconfirmed, by other engine "
-                      "processes: each is dropped when its engine confirms "
-                      "or releases it (a delete handled by another engine "
-                      "process frees nothing), when its engine dies (at "
-                      "once), or reservation_timeout = 7200 s after it was "
-                      "made", str(e))
+        # Issue 34: who holds them, since when, until when, what frees
+        # them.
+        self.assertIn("; 4 held by unconfirmed reservations (1 by this "
+                      "engine process), the oldest made ", str(e))
+        self.assertIn("; the first drops at ", str(e))
+        self.assertIn("when any engine process releases its owner (a "
+                      "delete of the deployment, on any engine), or "
+                      "reservation_timeout = 7200 s after it was made, "
+                      "whether or not its engine lives; its CIDR is then "
+                      "handed out again only if the router shows no subnet "
+                      "overlapping it", str(e))
 
     def _three_held(self, later):
         """Engine one holds three of the four CIDRs; engine two's taken.
@@ -204,16 +207,29 @@ class TestFileLocks(LockTestCase):
             router.clear()
         self.assertEqual([], workers[0].list() + workers[1].list())
 
-    def test_confirm_and_release_elsewhere_leave_the_reservation(self):
+    def test_a_release_elsewhere_frees_the_reservation_at_once(self):
+        # Issue 34: a failed deployment deleted by another engine worker.
         one, two = self.make_driver(), self.make_driver()
         cidr = one.allocate("a-0", scope="r")
+        others = {two.allocate("b-%d" % i, scope="r") for i in range(3)}
+        # A confirm elsewhere does nothing; a release elsewhere frees it.
         two.confirm("a-0")
+        self.assertTrue(two.release("a-0"))
         self.assertFalse(two.release("a-0"))
-        self.assertEqual(cidr, one.get("a-0").cidr)
-        self.assertNotIn(cidr, [two.allocate("b-%d" % i, scope="r")
-                                for i in range(3)])
-        one.confirm("a-0")
+        self.assertEqual(cidr, two.allocate("b-3", scope="r"))
+        self.assertNotIn(cidr, others)
+        # Its engine learns at its confirm that it is no longer its own.
+        self.assertRaises(exceptions.ReservationLost, one.confirm, "a-0")
         self.assertIsNone(one.get("a-0"))
+
+    def test_a_confirmed_reservation_leaves_no_record(self):
+        driver = self.make_driver()
+        driver.allocate("a-0", scope="r")
+        driver.confirm("a-0")
+        lock_path = lock_options.lock_path(self.conf)
+        self.assertEqual([], [n for n in os.listdir(lock_path)
+                              if n.endswith(".json")])
+        self.assertFalse(self.make_driver().release("a-0"))
 
     def test_taken_is_read_again_after_reserving(self):
         driver = self.make_driver()
@@ -274,22 +290,6 @@ class TestFileLocks(LockTestCase):
         self.assertEqual(16, len(set(results)))
 
 
-class _FakeReservation(backend.Reservation):
-
-    def __init__(self, held=True, error=None):
-        self.held = held
-        self.error = error
-        self.released = 0
-
-    def still_held(self):
-        if self.error is not None:
-            raise self.error
-        return self.held
-
-    def release(self):
-        self.released += 1
-
-
 class _FakeBackend(backend.LockBackend):
     """A lock service that can be told to fail."""
 
@@ -297,10 +297,8 @@ class _FakeBackend(backend.LockBackend):
 
     def __init__(self):
         self.scope_error = None
-        self.reserve_error = None
-        self.reservations = []
-        self.next_held = True
         self.scope_held = False
+        self.records = memory_records.MemoryRecords()
 
     @contextlib.contextmanager
     def scope_lock(self, name):
@@ -311,13 +309,6 @@ class _FakeBackend(backend.LockBackend):
             yield
         finally:
             self.scope_held = False
-
-    def try_reserve(self, name):
-        if self.reserve_error is not None:
-            raise self.reserve_error
-        reservation = _FakeReservation(held=self.next_held)
-        self.reservations.append(reservation)
-        return reservation
 
 
 class TestFailClosed(LockTestCase):
@@ -340,18 +331,26 @@ class TestFailClosed(LockTestCase):
         self.assertEqual([], self.driver.list())
 
     def test_unreachable_while_reserving(self):
-        self.fake.reserve_error = self._down()
+        self.fake.records.down(self.fake.description)
         self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
                           "net-1", scope="r")
         self.assertEqual([], self.driver.list())
         self.assertFalse(self.fake.scope_held)
 
-    def test_a_lock_lost_at_once_is_never_returned(self):
-        self.fake.next_held = False
+    def test_an_index_that_cannot_be_written_holds_nothing(self):
+        records = self.fake.records
+        create = records.create
+
+        def no_index(name, data, version, hold):
+            if "-owner-" in name:
+                raise self._down()
+            return create(name, data, version, hold)
+
+        records.create = no_index
         self.assertRaises(exceptions.LockUnavailable, self.driver.allocate,
                           "net-1", scope="r")
+        self.assertEqual({}, records.data)
         self.assertEqual([], self.driver.list())
-        self.assertEqual(1, self.fake.reservations[0].released)
 
     def test_taken_failing_releases_the_reservation(self):
         calls = []
@@ -364,12 +363,13 @@ class TestFailClosed(LockTestCase):
 
         self.assertRaises(RuntimeError, self.driver.allocate, "net-1",
                           scope="r", taken=taken)
-        self.assertEqual(1, self.fake.reservations[0].released)
+        self.assertEqual({}, self.fake.records.data)
         self.assertEqual([], self.driver.list())
 
     def test_confirm_reports_a_lost_reservation(self):
         cidr = self.driver.allocate("net-1", scope="r")
-        self.fake.reservations[0].held = False
+        for name in self.fake.records.blocks():
+            del self.fake.records.data[name]
         e = self.assertRaises(exceptions.ReservationLost,
                               self.driver.confirm, "net-1")
         self.assertIn(cidr, str(e))
@@ -379,18 +379,24 @@ class TestFailClosed(LockTestCase):
 
     def test_confirm_reports_a_reservation_it_cannot_check(self):
         self.driver.allocate("net-1", scope="r")
-        self.fake.reservations[0].error = self._down()
+        self.fake.records.down(self.fake.description)
         e = self.assertRaises(exceptions.ReservationLost,
                               self.driver.confirm, "net-1")
         self.assertIn("could not be checked", str(e))
         self.assertIsNone(self.driver.get("net-1"))
 
-    def test_confirm_releases_the_lock_once(self):
+    def test_a_release_while_the_service_is_down_fails_typed(self):
+        self.driver.allocate("net-1", scope="r")
+        self.fake.records.down(self.fake.description)
+        self.assertRaises(exceptions.LockUnavailable, self.driver.release,
+                          "net-2")
+
+    def test_confirm_deletes_the_records_once(self):
         self.driver.allocate("net-1", scope="r")
         self.driver.confirm("net-1")
         self.driver.confirm("net-1")
         self.driver.confirm("unknown")
-        self.assertEqual(1, self.fake.reservations[0].released)
+        self.assertEqual({}, self.fake.records.data)
         self.assertIsNone(self.driver.get("net-1"))
         self.assertFalse(self.driver.release("net-1"))
 

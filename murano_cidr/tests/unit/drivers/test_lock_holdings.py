@@ -10,13 +10,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ``lock`` driver drops a reservation never confirmed after a timeout.
+"""A reservation never confirmed ends after ``reservation_timeout``.
 
-Time passes as a fake clock says, and timers fire when it passes their
-deadline; one test lets a real timer fire, watched by a bounded poll.
+Its records expire by themselves (on a fake clock here); the process that
+made it forgets it at its next allocation past the timeout.
 """
 
-import time
 from unittest import mock
 
 import fixtures
@@ -33,49 +32,20 @@ POOL = contract.SMALL_POOL_CIDRS
 TIMEOUT = 7200
 
 
-class _Timer(object):
-
-    def __init__(self, when, function):
-        self.when = when
-        self.function = function
-        self.daemon = False
-        self.started = self.cancelled = False
-
-    def start(self):
-        self.started = True
-
-    def cancel(self):
-        self.cancelled = True
-
-
 class FakeTime(object):
-    """A clock, and the timers it fires as it advances."""
+    """One clock for the holdings (monotonic) and the records (wall)."""
 
     def __init__(self):
         self.now = 1000.0
-        self.timers = []
 
     def clock(self):
         return self.now
 
-    def timer(self, delay, function):
-        timer = _Timer(self.now + delay, function)
-        self.timers.append(timer)
-        return timer
-
-    def live(self):
-        return [t for t in self.timers if t.started and not t.cancelled
-                and t.function is not None]
+    def wall(self):
+        return 1800000000.0 + self.now
 
     def advance(self, seconds):
         self.now += seconds
-        while True:
-            due = [t for t in self.live() if t.when <= self.now]
-            if not due:
-                return
-            for timer in due:
-                function, timer.function = timer.function, None
-                function()
 
 
 class _Reservation(backend.Reservation):
@@ -89,14 +59,17 @@ class _Reservation(backend.Reservation):
     def release(self):
         self.released += 1
 
+    def release_checked(self):
+        self.release()
+        return True
+
 
 class TestHoldings(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
         self.time = FakeTime()
-        self.held = holdings.Holdings(TIMEOUT, clock=self.time.clock,
-                                      timer=self.time.timer)
+        self.held = holdings.Holdings(TIMEOUT, clock=self.time.clock)
 
     def add(self, owner):
         reservation = _Reservation()
@@ -107,56 +80,39 @@ class TestHoldings(testtools.TestCase):
     def test_dropped_once_the_timeout_has_passed_not_before(self):
         reservation = self.add("a")
         self.time.advance(TIMEOUT - 0.5)
+        self.assertEqual([], self.held.expire())
         self.assertIsNotNone(self.held.get("a"))
-        self.assertEqual(0, reservation.released)
         self.time.advance(0.5)
+        self.assertEqual(1, len(self.held.expire()))
         self.assertIsNone(self.held.get("a"))
         self.assertEqual(1, reservation.released)
-        self.assertEqual([], self.time.live())
 
     def test_each_is_dropped_at_its_own_deadline(self):
         first = self.add("a")
         self.time.advance(TIMEOUT / 2)
         second = self.add("b")
         self.time.advance(TIMEOUT / 2)
+        self.held.expire()
         self.assertEqual((1, 0), (first.released, second.released))
         self.assertEqual(["b"], [h.allocation.cidr
                                  for h in self.held.values()])
         self.time.advance(TIMEOUT / 2)
+        self.held.expire()
         self.assertEqual((1, 1), (first.released, second.released))
         self.assertEqual([], self.held.values())
 
-    def test_what_was_popped_is_never_released_by_the_timer(self):
+    def test_what_was_popped_is_never_released(self):
         popped = self.add("a")
         kept = self.add("b")
         self.assertIsNotNone(self.held.pop("a"))
         self.time.advance(TIMEOUT)
+        self.held.expire()
         self.assertEqual((0, 1), (popped.released, kept.released))
 
-    def test_one_timer_at_a_time(self):
-        for i in range(10):
-            self.add("n-%d" % i)
-            self.time.advance(1)
-        self.assertEqual(1, len(self.time.live()))
-        self.assertTrue(self.time.live()[0].daemon)
-        self.time.advance(TIMEOUT - 10)
-        self.assertEqual(9, len(self.held.values()))
-        self.assertEqual(1, len(self.time.live()))
-
-    def test_a_timer_that_fires_early_drops_nothing(self):
-        reservation = self.add("a")
-        [early] = self.time.live()
-        early.function = None
-        self.time.now += TIMEOUT - 0.01
-        self.assertEqual([], self.held.expire())
-        self.assertEqual(0, reservation.released)
-        [timer] = self.time.live()
-        self.assertAlmostEqual(self.time.now + 0.01, timer.when)
-
-    def test_pop_all_stops_the_timer(self):
+    def test_pop_all(self):
         self.add("a")
         self.assertEqual(1, len(self.held.pop_all()))
-        self.assertEqual([], self.time.live())
+        self.assertEqual([], self.held.values())
 
     def test_another_thread_added_first(self):
         first = _Reservation()
@@ -177,76 +133,61 @@ class TestLockDriverTimeout(base.TestCase):
         real = holdings.Holdings
         self.useFixture(fixtures.MonkeyPatch(
             "murano_cidr.drivers.lock.holdings.Holdings",
-            lambda timeout: real(timeout, clock=self.time.clock,
-                                 timer=self.time.timer)))
+            lambda timeout: real(timeout, clock=self.time.clock)))
+        self.useFixture(fixtures.MockPatch(
+            "murano_cidr.drivers.lock.reservations.time.time",
+            side_effect=self.time.wall))
 
     def make_driver(self):
         driver = allocator.get_allocator(self.conf)
         self.addCleanup(driver.close)
         return driver
 
-    def test_a_failed_deploy_deleted_elsewhere_ends_after_the_timeout(self):
-        deploy, delete = self.make_driver(), self.make_driver()
+    def test_a_failed_deploy_never_deleted_ends_after_the_timeout(self):
+        deploy, other = self.make_driver(), self.make_driver()
         router = []
         cidr = deploy.allocate("failed", scope="r")
-        # The stack push failed: no confirm. The delete runs in the other
-        # worker, which holds nothing of it: nothing is freed at once.
-        self.assertFalse(delete.release("failed"))
+        # The stack push failed: no confirm, and no delete yet.
         for i in range(3):
-            router.append(delete.allocate("n-%d" % i, scope="r",
-                                          taken=router))
-            delete.confirm("n-%d" % i)
+            router.append(other.allocate("n-%d" % i, scope="r",
+                                         taken=router))
+            other.confirm("n-%d" % i)
         self.assertEqual(set(POOL) - {cidr}, set(router))
         self.time.advance(TIMEOUT - 1)
-        self.assertRaises(exceptions.PoolExhausted, delete.allocate, "n-3",
+        self.assertRaises(exceptions.PoolExhausted, other.allocate, "n-3",
                           scope="r", taken=router)
-        self.assertEqual(cidr, deploy.get("failed").cidr)
         self.time.advance(1)
-        self.assertIsNone(deploy.get("failed"))
-        self.assertEqual(cidr, delete.allocate("n-3", scope="r",
-                                               taken=router))
-        # A late confirm or release of the dropped one does nothing.
-        deploy.confirm("failed")
+        self.assertEqual(cidr, other.allocate("n-3", scope="r",
+                                              taken=router))
+        # A late confirm of the expired one, taken over since, fails.
+        self.assertRaises(exceptions.ReservationLost, deploy.confirm,
+                          "failed")
         self.assertFalse(deploy.release("failed"))
-        self.assertEqual(cidr, delete.get("n-3").cidr)
+        self.assertEqual(cidr, other.get("n-3").cidr)
+
+    def test_an_expired_reservation_nobody_took_may_still_be_confirmed(self):
+        # Files keep an expired record until its block is reserved again:
+        # nobody else could have been given the CIDR meanwhile.
+        deploy = self.make_driver()
+        deploy.allocate("slow", scope="r")
+        self.time.advance(TIMEOUT)
+        deploy.confirm("slow")
+        self.assertIsNone(deploy.get("slow"))
+
+    def test_the_engine_forgets_it_at_its_next_allocation(self):
+        deploy = self.make_driver()
+        deploy.allocate("failed", scope="r")
+        self.time.advance(TIMEOUT)
+        self.assertIsNotNone(deploy.get("failed"))
+        deploy.allocate("next", scope="r")
+        self.assertIsNone(deploy.get("failed"))
 
     def test_what_is_on_the_router_stays_taken_after_the_timeout(self):
         deploy, other = self.make_driver(), self.make_driver()
         cidr = deploy.allocate("slow", scope="r")
         self.time.advance(TIMEOUT)
-        self.assertIsNone(deploy.get("slow"))
         got = {other.allocate("o-%d" % i, scope="r", taken=[cidr])
                for i in range(3)}
         self.assertNotIn(cidr, got)
         self.assertRaises(exceptions.PoolExhausted, other.allocate, "o-3",
                           scope="r", taken=[cidr])
-
-
-class TestRealTimer(base.TestCase):
-
-    def test_the_holder_drops_it_on_its_own(self):
-        # No call is made to the holding driver after allocate: its timer
-        # alone drops the lock. Polled, never past the watchdog.
-        self.config(driver="lock", pool_cidrs=contract.SMALL_POOL,
-                    subnet_prefixlen=24, reservation_timeout=1)
-        holder = allocator.get_allocator(self.conf)
-        self.addCleanup(holder.close)
-        other = allocator.get_allocator(self.conf)
-        self.addCleanup(other.close)
-        router = []
-        cidr = holder.allocate("failed", scope="r")
-        for i in range(3):
-            router.append(other.allocate("n-%d" % i, scope="r",
-                                         taken=router))
-            other.confirm("n-%d" % i)
-        watchdog = time.monotonic() + 30
-        while True:
-            try:
-                got = other.allocate("n-3", scope="r", taken=router)
-                break
-            except exceptions.PoolExhausted:
-                self.assertLess(time.monotonic(), watchdog,
-                                "not dropped within 30 times its timeout")
-                time.sleep(0.05)
-        self.assertEqual(cidr, got)
-        self.assertIsNone(holder.get("failed"))
