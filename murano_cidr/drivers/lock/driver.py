@@ -175,10 +175,10 @@ class LockDriver(base.AllocatorDriver):
       network creation with its retries (Heat's stack timeout defaults to
       an hour). A subnet created after its reservation was dropped may
       meet another network's, and Neutron refuses one of the two. The
-      process that allocated forgets its own reservations that old at
-      its next allocation (:mod:`~murano_cidr.drivers.lock.holdings`); a
-      :meth:`confirm` before that learns from the records whether the
-      reservation is still its own.
+      process that allocated drops its own reservations that old at its
+      next allocation (:mod:`~murano_cidr.drivers.lock.holdings`); a
+      late :meth:`confirm` raises ``ReservationLost``, before that drop
+      if the records are no longer its own, after it in any case.
     * Engines of an older release, which hold a reservation as a lock
       for as long as they live, and engines of this one, which hold it as
       a record, do not see each other's reservations: upgrade every engine
@@ -365,19 +365,28 @@ class LockDriver(base.AllocatorDriver):
         From then on the router is the only record: nothing of ``owner``
         is kept, here or in the lock service. Confirming an owner this
         process holds no reservation of (unknown, already confirmed or
-        released, dropped after ``reservation_timeout``, or reserved by
-        another process) does nothing.
+        released, or reserved by another process) does nothing.
 
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.ReservationLost: if the reservation's
             records were lost (expired, released by another process, taken
-            over), or cannot be checked because the lock service is
-            unreachable; the reservation is forgotten.
+            over, or dropped by this process after
+            ``reservation_timeout``), or cannot be checked because the lock
+            service is unreachable; the reservation is forgotten.
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
         if held is None:
+            dropped = self._held.pop_dropped(owner)
+            if dropped is not None:
+                reason = ("it was not confirmed within reservation_timeout "
+                          "= %d s" % self._held.timeout)
+                LOG.warning("Reservation of %s for %s in scope %s was "
+                            "lost: %s", dropped.cidr, owner, dropped.scope,
+                            reason)
+                raise exceptions.ReservationLost(cidr=dropped.cidr,
+                                                 owner=owner, reason=reason)
             return
         allocation = held.allocation
         try:
@@ -422,6 +431,7 @@ class LockDriver(base.AllocatorDriver):
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
+        self._held.pop_dropped(owner)
         if held is None:
             dropped = reservations.release(self.backend.records, owner)
         else:

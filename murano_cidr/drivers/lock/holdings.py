@@ -22,8 +22,10 @@ record) at the process's next allocation, so that the handles of
 deployments that failed before their confirm do not pile up. Until then
 a late :meth:`~murano_cidr.drivers.lock.driver.LockDriver.confirm`
 learns from the records whether the reservation is still its own
-(``ReservationLost`` if not). The deadlines are measured on this
-process's monotonic clock; no timer or thread is needed.
+(``ReservationLost`` if not); after that, from the owners dropped, which
+are remembered (the last :data:`DROPPED_KEPT`) for that answer alone.
+The deadlines are measured on this process's monotonic clock; no timer
+or thread is needed.
 """
 
 import threading
@@ -32,6 +34,10 @@ import time
 from oslo_log import log as logging
 
 LOG = logging.getLogger(__name__)
+
+#: How many dropped owners a process remembers, so that their late
+#: confirm says the reservation was lost.
+DROPPED_KEPT = 10000
 
 
 class Held(object):
@@ -66,6 +72,9 @@ class Holdings(object):
         # lock service is asked.
         self._mutex = threading.Lock()
         self._held = {}
+        # owner -> the Allocation of a reservation dropped after the
+        # timeout, oldest first.
+        self._dropped = {}
 
     def get(self, owner):
         """Return the :class:`Held` of ``owner``, or None."""
@@ -89,12 +98,22 @@ class Holdings(object):
                 return other
             self._held[owner] = Held(allocation, reservation,
                                      self._clock() + self.timeout)
+            self._dropped.pop(owner, None)
         return None
 
     def pop(self, owner):
         """Stop holding ``owner``; return its :class:`Held`, or None."""
         with self._mutex:
             return self._held.pop(owner, None)
+
+    def pop_dropped(self, owner):
+        """Forget that ``owner`` was dropped after the timeout.
+
+        :returns: the :class:`~murano_cidr.allocation.Allocation` dropped,
+            or None if ``owner`` was not.
+        """
+        with self._mutex:
+            return self._dropped.pop(owner, None)
 
     def pop_all(self):
         """Stop holding anything; return what was held."""
@@ -113,8 +132,11 @@ class Holdings(object):
         with self._mutex:
             due = [(owner, held) for owner, held in self._held.items()
                    if held.deadline <= now]
-            for owner, _held in due:
+            for owner, held in due:
                 del self._held[owner]
+                self._dropped[owner] = held.allocation
+            for owner in list(self._dropped)[:-DROPPED_KEPT or None]:
+                del self._dropped[owner]
         for owner, held in due:
             allocation = held.allocation
             LOG.warning("Dropped the reservation of %s for %s in scope %s: "

@@ -109,6 +109,17 @@ class TestHoldings(testtools.TestCase):
         self.held.expire()
         self.assertEqual((0, 1), (popped.released, kept.released))
 
+    def test_dropped_owners_remembered_are_bounded(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.drivers.lock.holdings.DROPPED_KEPT", 2))
+        for owner in ("a", "b", "c"):
+            self.add(owner)
+        self.time.advance(TIMEOUT)
+        self.held.expire()
+        self.assertEqual([False, True, True],
+                         [self.held.pop_dropped(o) is not None
+                          for o in ("a", "b", "c")])
+
     def test_pop_all(self):
         self.add("a")
         self.assertEqual(1, len(self.held.pop_all()))
@@ -164,6 +175,29 @@ class TestLockDriverTimeout(base.TestCase):
                           "failed")
         self.assertFalse(deploy.release("failed"))
         self.assertEqual(cidr, other.get("n-3").cidr)
+
+    def test_a_late_confirm_after_the_engine_dropped_it_raises(self):
+        deploy = self.make_driver()
+        cidr = deploy.allocate("failed", scope="r")
+        self.time.advance(TIMEOUT)
+        # The engine's next allocation drops the expired handle.
+        deploy.allocate("next", scope="r")
+        self.assertIsNone(deploy.get("failed"))
+        e = self.assertRaises(exceptions.ReservationLost, deploy.confirm,
+                              "failed")
+        self.assertEqual(cidr, e.kwargs["cidr"])
+        self.assertIn("reservation_timeout", str(e))
+        # Said once: the owner is then unknown, and confirming it does
+        # nothing.
+        self.assertIsNone(deploy.confirm("failed"))
+
+    def test_a_release_forgets_the_dropped_owner(self):
+        deploy = self.make_driver()
+        deploy.allocate("failed", scope="r")
+        self.time.advance(TIMEOUT)
+        deploy.allocate("next", scope="r")
+        deploy.release("failed")
+        self.assertIsNone(deploy.confirm("failed"))
 
     def test_an_expired_reservation_nobody_took_may_still_be_confirmed(self):
         # Files keep an expired record until its block is reserved again:
