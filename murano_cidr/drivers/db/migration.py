@@ -27,6 +27,7 @@ from alembic import command as alembic_command
 from oslo_log import log as logging
 
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import connection as db_connection
 from murano_cidr.drivers.db import revisions
 from murano_cidr.drivers.db import sqlite_writer
@@ -86,7 +87,7 @@ def shown_url(engine):
     The engine's URL carries the connection parameters this library adds
     (timeouts, keepalives), which are not what the operator configured.
     """
-    return messages.safe_url(engine.url.set(query={}))
+    return messages.safe_url(compat.url_string(engine.url, query={}))
 
 
 def check_stamp(connection, revision, url="the database"):

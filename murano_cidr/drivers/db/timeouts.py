@@ -12,15 +12,13 @@
 
 """The default connection parameters that bound the ``db`` driver's waits.
 
-Loaded for a database on a server only. The URL's own query, then
-``connection_parameters``, override :data:`DEFAULTS` (MySQL's:
-:mod:`murano_cidr.drivers.db.mysql_sessions`) key by key
-(:func:`merged_url`). What each bounds, the formula of a whole call and
-the measured figures: ``doc/source/admin/timeouts.rst``.
+Loaded for a database on a server only; what each bounds, the formula of
+a whole call and the measured figures: ``doc/source/admin/timeouts.rst``.
 """
 
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr import exceptions
 
 #: libpq: seconds per connection attempt.
@@ -100,7 +98,7 @@ def merged_url(url, parameters, group):
     :raises murano_cidr.exceptions.InvalidConfig: for a parameter with a
         bad value.
     """
-    parsed = sa.engine.make_url(url)
+    parsed = sa.engine.url.make_url(url)
     query = defaults(parsed)
     query.update(parsed.query)
     query.update(parameters)
@@ -115,5 +113,4 @@ def merged_url(url, parameters, group):
     seconds = None
     if parsed.get_backend_name() == "postgresql" and "read_timeout" in query:
         seconds = int(query.pop("read_timeout"))
-    return (parsed.set(query=query).render_as_string(hide_password=False),
-            seconds)
+    return compat.url_string(parsed, query=query), seconds

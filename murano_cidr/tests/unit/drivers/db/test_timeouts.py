@@ -119,7 +119,7 @@ class TestParameters(DatabaseTestCase):
 
     def test_defaults_only_for_drivers_whose_names_we_know(self):
         self.assertEqual({"charset": "utf8mb4"}, timeouts.defaults(
-            api.sa.engine.make_url("mysql+mysqlconnector://h/d")))
+            api.sa.engine.url.make_url("mysql+mysqlconnector://h/d")))
 
 
 class TestPostgresqlUnreachable(DatabaseTestCase):
