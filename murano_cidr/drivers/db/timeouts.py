@@ -26,6 +26,9 @@ PG_CONNECT_TIMEOUT = 5
 #: libpq: milliseconds sent data may stay unacknowledged before the
 #: connection is dropped (a dead link is noticed within this).
 PG_TCP_USER_TIMEOUT = 10000
+#: The first libpq that knows tcp_user_timeout (12); an older one refuses
+#: to connect with it, so it is not given one.
+LIBPQ_TCP_USER_TIMEOUT = 120000
 #: Server side: milliseconds a statement may run or wait for a lock.
 PG_STATEMENT_TIMEOUT = 20000
 #: Client side (murano-cidr's, :mod:`.watchdog`): seconds one wait for the
@@ -71,8 +74,23 @@ def defaults(url):
     """
     if url.get_backend_name() == "mysql":
         return _mysql().defaults(url)
-    return dict(DEFAULTS.get((url.get_backend_name(), url.get_driver_name()),
-                             {}))
+    found = dict(DEFAULTS.get((url.get_backend_name(),
+                               url.get_driver_name()), {}))
+    if found and libpq_version(url.get_driver_name()) < LIBPQ_TCP_USER_TIMEOUT:
+        del found["tcp_user_timeout"]
+    return found
+
+
+def libpq_version(driver):
+    """Return the libpq version under ``psycopg2`` or ``psycopg`` (0: none)."""
+    try:
+        if driver == "psycopg2":
+            from psycopg2 import extensions
+            return extensions.libpq_version()
+        from psycopg import pq
+        return pq.version()
+    except ImportError:  # not installed: connecting will say so
+        return 0
 
 
 def _mysql():
