@@ -67,9 +67,6 @@ def safe_url(url):
     :returns: the URL with ``***`` for the password (in the user part or a
         ``password=`` query parameter).
     """
-    render = getattr(url, "render_as_string", None)
-    if render is not None:
-        return render(hide_password=True)
     # NOTE: a string is not rendered through SQLAlchemy's make_url(): it
     # ends a password at its first "@", so "u:p/w@rd@h" would show
     # "u:***@rd@h" (part of the password); it does not hide a password

@@ -25,15 +25,8 @@ import netaddr
 
 from murano_cidr import exceptions
 
-# NOTE: the intervals are sorted and merged here rather than held in a
-# netaddr.IPSet, which knows the same: built from the 60,000 taken
-# strings of the bench's pool-math run an IPSet costs 2.5 to 4 times
-# parsing them (ipset-60k beside parse-60k in doc/source/benchmarks.rst),
-# where a whole allocation must stay within twice that parse (the pool's
-# target); and it answers "is this address in the set", not "which
-# intervals meet [first, last]" in O(log n), which Pool.free_map needs
-# for the random driver's pick (DESIGN section 5). What is kept is one
-# sort, one merge and bisect.
+# NOTE: one sort, one merge and bisect, not a netaddr.IPSet: why, and
+# what an IPSet costs, in doc/source/benchmarks.rst (ipset-60k).
 
 #: Why a string that netaddr refuses is not a CIDR.
 NOT_A_CIDR = "not an IPv4 or IPv6 network in CIDR notation"

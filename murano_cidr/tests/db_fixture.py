@@ -35,6 +35,7 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import provision
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import migration
 from murano_cidr.drivers.db import options as db_options
 
@@ -106,5 +107,5 @@ class Database(fixtures.Fixture):
         # postgresql:// with no driver, and oslo.db logs a warning for every
         # engine made from such a URL; name the driver the extra installs.
         if url.drivername == "postgresql":
-            url = url.set(drivername="postgresql+psycopg2")
-        return url.render_as_string(hide_password=False)
+            return compat.url_string(url, drivername="postgresql+psycopg2")
+        return compat.url_string(url)

@@ -33,6 +33,7 @@ import inspect
 
 from oslo_config import cfg
 from stevedore import dispatch
+from stevedore import extension as stevedore_extension
 
 from murano_cidr.integration import plugin
 from murano_cidr.tests.unit import murano_reference
@@ -260,10 +261,24 @@ MURANO_OPTS = [cfg.ListOpt("enabled_plugins")]
 #: The namespace of Murano's package-type plugins.
 PACKAGE_TYPES = "io.murano.plugins.packages"
 
+#: Whether the entry points stevedore gives name their distribution
+#: (``dist.project_name``): stevedore before 3 (Ussuri's 1.32) reads them
+#: through pkg_resources, whose entry points do; Murano's check of
+#: ``[murano] enabled_plugins`` needs it.
+ENTRY_POINTS_NAME_THEIR_PROJECT = hasattr(stevedore_extension, "pkg_resources")
+
 #: Whether the entry points stevedore gives have a ``dist`` attribute
-#: (Python 3.10 on; None there): Murano's failure callbacks read it.
-ENTRY_POINTS_HAVE_DIST = hasattr(
+#: (those above; stevedore 3 on, Python 3.10 on: None there): Murano's
+#: failure callbacks read it.
+ENTRY_POINTS_HAVE_DIST = ENTRY_POINTS_NAME_THEIR_PROJECT or hasattr(
     importlib.metadata.EntryPoint("name", "module:attr", "group"), "dist")
+
+
+def entry_point_target(entry_point):
+    """Return ``module:attribute`` of an entry point stevedore gives."""
+    # NOTE: pkg_resources' entry points (stevedore before 3) have no value.
+    return getattr(entry_point, "value", None) or "%s:%s" % (
+        entry_point.module_name, ".".join(entry_point.attrs))
 
 
 def _own_pick(self, router_id, net_id, ip_version):

@@ -17,8 +17,8 @@ A test-case mixin for any backend: the test case gives ``make_driver``
 :class:`~murano_cidr.tests.release_window.Clock` makes it.
 """
 
-import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests import release_window
@@ -64,7 +64,7 @@ class ReclaimTests(object):
         """Every allocation row, as the database holds it."""
         table = statements.ALLOCATIONS
         with self.driver.database.engine.connect() as conn:
-            return conn.execute(sa.select(table).order_by(
+            return conn.execute(compat.select(table).order_by(
                 table.c.id)).fetchall()
 
     def test_a_late_confirm_of_a_reclaimed_reservation_raises(self):

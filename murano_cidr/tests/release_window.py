@@ -28,8 +28,8 @@ import os
 import threading
 
 import fixtures
-import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import models
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import router as router_mod
@@ -60,7 +60,7 @@ class Clock(object):
         table = models.Allocation.__table__
         shift = datetime.timedelta(seconds=seconds)
         with self.engine.begin() as conn:
-            for row in conn.execute(sa.select(
+            for row in conn.execute(compat.select(
                     table.c.id, table.c.created_at, table.c.released_at)):
                 conn.execute(table.update().where(table.c.id == row.id).values(
                     created_at=row.created_at - shift,

@@ -12,32 +12,11 @@
 
 """One allocation of the ``db`` driver, top to bottom, in one transaction.
 
-:func:`allocate` takes these steps; the SQL is in
-:mod:`murano_cidr.drivers.db.statements`:
-
-1. **Lock the scope.** Its row in ``murano_cidr_scopes`` is updated: every
-   writer of the scope (allocations, releases, imports) queues behind it
-   until this transaction ends, so what is read next stays true.
-2. **Read** ``taken`` if it is a callable: now, under the lock.
-3. **Choose** a candidate ``taken`` leaves free, at random, among those the
-   process's hint of the scope (:class:`Hint`) does not know to be used.
-   The hint only chooses which candidate to try.
-4. **Insert, checked by the database**: an ``INSERT ... SELECT`` that
-   inserts nothing if the owner holds a CIDR or any row of the scope
-   overlaps the candidate, live or released, whoever wrote it
-   (:func:`~.statements.insert_if_free`). Inserted: done.
-5. **Free what is freeable, and try again.** Nothing inserted: the rows around
-   the candidate are read (:data:`WINDOW` candidates from it, index lookups),
-   and those that may go are deleted (:func:`_learn`): a row released longer
-   than ``release_grace`` ago, or an unconfirmed reservation older than
-   ``reservation_timeout`` (its engine died or stalled before its subnet
-   reached the router), if ``taken``, as read under the lock, shows nothing
-   overlapping it. Both ages are the database server's clock. What is left goes
-   into the hint, and another candidate is drawn. After :data:`MAX_MISSES`
-   misses, when the hint and ``taken`` leave nothing, or at a process's first
-   allocation in the scope, the scope's rows are read in full (and freed alike)
-   and the choice is made from that exact picture; only then is the pool called
-   exhausted.
+:func:`allocate` locks the scope, reads ``taken``, chooses a candidate,
+inserts it checked by the database and, when that inserted nothing, frees
+what is freeable and tries again (the steps:
+``doc/source/contributor/drivers.rst``); the SQL is in
+:mod:`murano_cidr.drivers.db.statements`.
 """
 
 import collections
@@ -72,7 +51,7 @@ _RANDOM = secrets.SystemRandom()
 
 
 def allocate(conn, hints, owner, scope, pool, taken, taken_set, ages):
-    """Allocate a CIDR in one transaction (the steps above).
+    """Allocate a CIDR in one transaction (the steps numbered in the docs).
 
     :param hints: the driver's :class:`Hints`.
     :param taken: what the caller gave: a callable is read under the lock.

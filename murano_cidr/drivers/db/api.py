@@ -12,13 +12,9 @@
 
 """The allocation database: its engine, transactions, retries and errors.
 
-:class:`Database` wraps an oslo.db ``enginefacade.transaction_context()`` of
-its own, configured from ``[cidr_allocator_database]`` alone: a library
-living inside another service must not read that service's ``[database]``.
-Operations run through :meth:`Database.write` and :meth:`Database.read`,
-which retry lost races, deadlocks and dropped connections with
-``oslo_db.api.wrap_db_retry`` and turn every database error into a
-:mod:`murano_cidr.exceptions` error naming the URL (without its password).
+:class:`Database`: an oslo.db ``enginefacade`` of its own, configured
+from ``[cidr_allocator_database]`` alone (never the host's ``[database]``),
+whose transactions retry and whose errors are murano-cidr's.
 """
 
 import contextlib
@@ -79,12 +75,11 @@ class Database(object):
     def __init__(self, conf, schema_check=None):
         group = conf[db_options.GROUP]
         self.url = connection.connection_url(conf)
-        # The default SQLite file's directory, made on first use (None
-        # when [cidr_allocator_database] connection is set).
+        # The default SQLite file's directory (None for a set connection).
         self._directory = None if group.connection else opts.state_path(conf)
         self.safe_url = messages.safe_url(self.url)
         try:
-            parsed = sa.engine.make_url(self.url)
+            parsed = sa.engine.url.make_url(self.url)
             parsed.get_dialect()
         except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError, ValueError,
                 TypeError) as e:

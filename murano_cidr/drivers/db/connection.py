@@ -24,6 +24,7 @@ import time
 
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import options as db_options
 from murano_cidr import opts
 
@@ -34,9 +35,8 @@ SQLITE_FILE = "murano-cidr.sqlite"
 def connection_url(conf):
     """Return the configured database URL, or the embedded default.
 
-    The default is an SQLite file under ``[cidr_allocator] state_path``.
-    Nothing is created here (the directory is created on first use:
-    :func:`murano_cidr.drivers.db.sqlite_writer.create_directory`).
+    The default is an SQLite file under ``[cidr_allocator] state_path``
+    (its directory is made on first use, not here).
 
     :param conf: a configuration with the ``db`` driver's options
         registered.
@@ -52,10 +52,8 @@ def connect_url(url, connection_parameters, group):
     """Return the URL to connect to, and murano-cidr's own read timeout.
 
     A database on a server gets the defaults that bound its network waits
-    (:mod:`murano_cidr.drivers.db.timeouts`, loaded for it); an SQLite
-    file gets the URL's query, ``connection_parameters`` (parsed by
-    :mod:`murano_cidr.drivers.db.parameters`, loaded when they are given)
-    and ``check_same_thread=false``.
+    (:mod:`murano_cidr.drivers.db.timeouts`); SQLite the URL's query,
+    ``connection_parameters`` and ``check_same_thread=false``.
 
     :param url: the configured URL (a string).
     :param connection_parameters: ``param1=value1&param2=value2``, or
@@ -65,7 +63,7 @@ def connect_url(url, connection_parameters, group):
         and the seconds PostgreSQL's watchdog waits (None otherwise).
     :raises murano_cidr.exceptions.InvalidConfig: for bad parameters.
     """
-    parsed = sa.engine.make_url(url)
+    parsed = sa.engine.url.make_url(url)
     server = parsed.get_backend_name() != "sqlite"
     given = {}
     if connection_parameters:
@@ -74,10 +72,12 @@ def connect_url(url, connection_parameters, group):
     if server:
         from murano_cidr.drivers.db import timeouts
         return timeouts.merged_url(url, given, group)
-    # One connection serves this process's writers, one at a time, from
-    # any thread (sqlite_writer); SQLAlchemy 1.4 would not allow it.
+    # One connection serves this process's writers, one at a time, from any
+    # thread (sqlite_writer); ":memory:" named: 1.3 parses "sqlite://?q=1"
+    # as a host.
     query = {**parsed.query, **given, "check_same_thread": "false"}
-    return parsed.set(query=query).render_as_string(hide_password=False), None
+    return compat.url_string(parsed, query=query,
+                             database=parsed.database or ":memory:"), None
 
 
 def facade_settings(group, url):
@@ -148,14 +148,9 @@ def yield_if_green(*args):
 def fewer_round_trips(engine):
     """Yield to other green threads at check-in only under eventlet.
 
-    (oslo.db's ``thread_checkin`` yields to the OS scheduler anywhere.)
-
-    NOTE: oslo.db's pool pings at checkout, rolls back at check-in and
-    gives an SQLite file no pool; changing that would need the pool's
-    private attributes, so the driver pays those round trips (SQLite's
-    writers keep a connection: ``sqlite_writer``). Upstream would need
-    ``pool_pre_ping``, ``pool_reset_on_return`` and the SQLite pool class
-    as settings of ``enginefacade.configure``.
+    (oslo.db's ``thread_checkin`` yields to the OS scheduler anywhere;
+    the round trips oslo.db's pool still makes:
+    ``doc/source/contributor/drivers.rst``.)
 
     :param engine: a new SQLAlchemy engine (enginefacade's hook).
     """

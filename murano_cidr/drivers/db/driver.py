@@ -17,15 +17,8 @@ CIDRs, whatever the number of engines, hosts or pool settings, and
 whoever wrote the rows: the database decides, under the scope's row lock,
 never a check in Python or a process's memory.
 
-One allocation is one transaction, usually of two statements (the
-scope's lock, then an ``INSERT ... SELECT`` the database checks against
-every live and held row of the scope); its steps, top to bottom, are in
-:mod:`murano_cidr.drivers.db.allocating`, the SQL in
-:mod:`murano_cidr.drivers.db.statements`, the transactions and their
-retries in :mod:`murano_cidr.drivers.db.api`. PostgreSQL reads committed
-data; the driver sets READ COMMITTED on its MySQL sessions; on Galera,
-where locks are per node, two allocations of a scope conflict at commit
-and one is retried.
+One allocation is one transaction, usually of two statements: see
+``doc/source/contributor/drivers.rst``.
 """
 
 import collections
@@ -139,16 +132,11 @@ class DbDriver(base.AllocatorDriver):
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
         """Allocate a CIDR for ``owner``, recorded in the database.
 
-        See :meth:`murano_cidr.drivers.base.AllocatorDriver.allocate`. A
-        callable ``taken`` is read inside the transaction, after the scope's
-        row is locked, on every attempt.
+        See :meth:`murano_cidr.drivers.base.AllocatorDriver.allocate` (and
+        its errors). A callable ``taken`` is read inside the transaction,
+        after the scope's row is locked, on every attempt.
 
         :returns: the CIDR; the one ``owner`` already holds, if any.
-        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
-            scope, IP version or ``taken``; nothing is written.
-        :raises murano_cidr.exceptions.OwnerConflict: if ``owner`` holds a
-            CIDR of another scope or IP version.
-        :raises murano_cidr.exceptions.PoolExhausted: if no candidate is free.
         :raises murano_cidr.exceptions.DatabaseNotSynced: before ``db sync``.
         :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
             cannot be reached or keeps failing after the retries.

@@ -24,6 +24,7 @@ import shlex
 import sqlalchemy as sa
 
 from murano_cidr._i18n import _
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import statements
 from murano_cidr import taken as taken_mod
@@ -121,17 +122,17 @@ def hold_back(conn, scope, ip_version, grace, timeout):
                           ALLOCATIONS.c.confirmed == sa.false())
 
     def count_if(condition):
-        return sa.func.coalesce(sa.func.sum(sa.case((condition, 1),
-                                                    else_=0)), 0)
+        return sa.func.coalesce(sa.func.sum(compat.case((condition, 1),
+                                                        else_=0)), 0)
 
-    return conn.execute(sa.select(
+    return conn.execute(compat.select(
         count_if(ALLOCATIONS.c.released_at.is_(None)).label("live"),
         count_if(statements.HELD).label("released"),
         count_if(in_grace).label("in_grace"),
-        sa.func.min(sa.case((in_grace, ALLOCATIONS.c.released_at)))
+        sa.func.min(compat.case((in_grace, ALLOCATIONS.c.released_at)))
         .label("first_release"),
         count_if(unconfirmed).label("unconfirmed"),
-        sa.func.min(sa.case((unconfirmed, ALLOCATIONS.c.created_at)))
-        .label("first_reservation")).where(
+        sa.func.min(compat.case((unconfirmed, ALLOCATIONS.c.created_at)))
+        .label("first_reservation")).where(sa.and_(
             statements.scope_is(scope),
-            ALLOCATIONS.c.ip_version == ip_version)).first()
+            ALLOCATIONS.c.ip_version == ip_version))).first()

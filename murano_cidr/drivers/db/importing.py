@@ -31,6 +31,7 @@ from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
@@ -103,7 +104,7 @@ def _record_all(conn, source, keep):
         # 3,686 rows (doc/source/benchmarks.rst). Allowed in a
         # transaction; a user that may not analyze the table gets a
         # warning, not an error.
-        conn.exec_driver_sql("ANALYZE " + statements.ALLOCATIONS.name)
+        conn.execute(sa.text("ANALYZE " + statements.ALLOCATIONS.name))
     return recorded if keep else total
 
 
@@ -202,7 +203,7 @@ def _get_many(conn, owners):
     result = {}
     owners = sorted(set(owners))
     for i in range(0, len(owners), CHUNK):
-        for row in conn.execute(sa.select(*statements.COLUMNS).where(
+        for row in conn.execute(compat.select(*statements.COLUMNS).where(
                 statements.ALLOCATIONS.c.owner.in_(owners[i:i + CHUNK]))):
             result[row.owner] = row
     return result

@@ -22,11 +22,13 @@ Public functions take the configuration, build the database from
 take an engine (for tests and tools that hold one).
 """
 
+import warnings
 
 from alembic import command as alembic_command
 from oslo_log import log as logging
 
 from murano_cidr.drivers.db import api
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import connection as db_connection
 from murano_cidr.drivers.db import revisions
 from murano_cidr.drivers.db import sqlite_writer
@@ -76,8 +78,13 @@ def upgrade_engine(engine, revision="head"):
     with engine.connect() as connection, synclock.transaction(connection,
                                                               url):
         check_upgradable(connection, url)
-        alembic_command.upgrade(revisions.alembic_configuration(connection),
-                                revision)
+        with warnings.catch_warnings():
+            # NOTE: PyMySQL before 0.10 (Ussuri's 0.9.3) turns each server
+            # warning into a Python one, and MariaDB warns that it ignores
+            # the name alembic gives its version table's primary key.
+            warnings.filterwarnings("ignore", ".*ignored for PRIMARY key")
+            alembic_command.upgrade(
+                revisions.alembic_configuration(connection), revision)
 
 
 def shown_url(engine):
@@ -86,7 +93,7 @@ def shown_url(engine):
     The engine's URL carries the connection parameters this library adds
     (timeouts, keepalives), which are not what the operator configured.
     """
-    return messages.safe_url(engine.url.set(query={}))
+    return messages.safe_url(compat.url_string(engine.url, query={}))
 
 
 def check_stamp(connection, revision, url="the database"):

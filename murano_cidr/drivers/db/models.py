@@ -10,20 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The tables of the ``db`` driver.
+"""The tables of the ``db`` driver (``murano_cidr_*``).
 
-Every table is named ``murano_cidr_*`` so that they can share a database with
-another service. On MySQL/MariaDB the tables use the binary ``utf8mb4_bin``
-collation: owners and scopes are compared exactly, as they are on
-PostgreSQL and SQLite (``Net-1`` and ``net-1`` are two owners).
-
-Times are the database server's (:class:`utc_now`), so that every engine
-compares them with one clock.
-
-Addresses are stored as fixed-width, zero-padded, lower-case hexadecimal
-strings (32 digits, for IPv4 and IPv6 alike), so that ordering the strings
-orders the addresses on every backend and an overlap query is an index
-range scan.
+Names, collation, clock and the stored form of addresses:
+``doc/source/contributor/drivers.rst``.
 """
 
 import datetime
@@ -31,10 +21,10 @@ import datetime
 from alembic import migration as alembic_migration
 import sqlalchemy as sa
 from sqlalchemy.ext import compiler
-from sqlalchemy import orm
 from sqlalchemy.sql import expression
 
 from murano_cidr import allocation
+from murano_cidr.drivers.db import compat
 
 #: The width of an owner or scope column; see
 #: :data:`murano_cidr.allocation.MAX_ID_LENGTH`.
@@ -49,7 +39,7 @@ _TABLE_ARGS = {
     "mysql_collate": "utf8mb4_bin",
 }
 
-BASE = orm.declarative_base()
+BASE = compat.declarative_base()
 
 #: The alembic version table of murano-cidr, apart from any other
 #: service's ``alembic_version``.

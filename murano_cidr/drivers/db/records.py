@@ -27,6 +27,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import held_back
 from murano_cidr.drivers.db import importing
 from murano_cidr.drivers.db import models
@@ -40,7 +41,7 @@ ALLOCATIONS = statements.ALLOCATIONS
 
 
 def _select(*columns):
-    return sa.select(*statements.COLUMNS, *columns)
+    return compat.select(*statements.COLUMNS, *columns)
 
 
 def _rows(conn, where, scope, *columns):
@@ -69,8 +70,8 @@ PAGE = 10000
 def _page(conn, after):
     return conn.execute(
         _select(ALLOCATIONS.c.id)
-        .where(ALLOCATIONS.c.released_at.is_(None),
-               ALLOCATIONS.c.id > after)
+        .where(sa.and_(ALLOCATIONS.c.released_at.is_(None),
+                       ALLOCATIONS.c.id > after))
         .order_by(ALLOCATIONS.c.id).limit(PAGE)).fetchall()
 
 
@@ -111,7 +112,8 @@ def list_released(driver, scope=None):
 def now(driver):
     """Return the database server's time, aware UTC, whole seconds."""
     moment = driver.database.read(
-        lambda conn: conn.execute(sa.select(models.utc_now())).scalar())
+        lambda conn: conn.execute(compat.select(
+            models.utc_now().label("now"))).scalar())
     return moment.replace(tzinfo=datetime.timezone.utc)
 
 
@@ -126,12 +128,12 @@ def _naive_utc(moment):
 def _free(conn, held):
     if held.scope is None or held.released_at is None:
         return False
-    return conn.execute(sa.delete(ALLOCATIONS).where(
+    return conn.execute(sa.delete(ALLOCATIONS).where(sa.and_(
         ALLOCATIONS.c.scope == held.scope,
         ALLOCATIONS.c.ip_version == held.ip_version,
         ALLOCATIONS.c.cidr == held.cidr,
         ALLOCATIONS.c.released_at == _naive_utc(held.released_at),
-        statements.HELD)).rowcount > 0
+        statements.HELD))).rowcount > 0
 
 
 def free_released(driver, held):

@@ -172,7 +172,7 @@ def sqlite_file(url):
         URI filename (``file:...``) or a URL that cannot be parsed.
     """
     try:
-        parsed = sa.engine.make_url(url)
+        parsed = sa.engine.url.make_url(url)
     except (sa_exc.ArgumentError, ValueError, TypeError):
         return None
     database = parsed.database

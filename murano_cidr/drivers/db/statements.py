@@ -16,24 +16,16 @@ Every function takes an open connection inside a transaction
 (:meth:`murano_cidr.drivers.db.api.Database.write` or ``read``) and uses
 SQLAlchemy Core only, the same on SQLite, MySQL/MariaDB and PostgreSQL;
 a statement with variants is built once and cached. What only the
-commands run (lists, counts, deleting a scope) is in
-:mod:`murano_cidr.drivers.db.records`, an import's in
-:mod:`murano_cidr.drivers.db.importing`.
-
-"What overlaps [first, last]?" is the rows starting inside the range
-plus the CIDRs containing ``first``, which start at ``first`` with some
-host bits cleared: index lookups, whatever the number of rows.
-
-Times are the database server's (:class:`~.models.utc_now`), never an
-engine's:
-``created_at`` and ``released_at`` are written by the server and compared
-with its clock, in whole seconds on every backend.
+commands run is in :mod:`murano_cidr.drivers.db.records`. How the
+statements find overlaps, and whose clock they read:
+``doc/source/contributor/drivers.rst``.
 """
 
 import functools
 
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import models
 
 ALLOCATIONS = models.Allocation.__table__
@@ -65,11 +57,8 @@ _CREATE_SCOPE = sa.insert(SCOPES).values(scope=sa.bindparam("lock_scope"),
 def lock_scope(conn, scope, create=True):
     """Take the scope's row lock for the rest of the transaction.
 
-    The scope's row is updated (``generation`` is only the column the
-    ``UPDATE`` writes), which makes every other writer of the scope wait
-    until this transaction ends and, on Galera, makes two such
-    transactions on different nodes conflict at commit. A scope without a
-    row gets one; two transactions creating it at once conflict on its key.
+    Its row is updated (made if missing): every other writer of the scope
+    waits until this transaction ends (on Galera, conflicts at commit).
     Call it before reading anything it protects.
 
     :param create: whether to create the row of a scope that has none.
@@ -84,7 +73,8 @@ def lock_scope(conn, scope, create=True):
     return True
 
 
-_GET = sa.select(*COLUMNS).where(ALLOCATIONS.c.owner == sa.bindparam("owner"))
+_GET = compat.select(*COLUMNS).where(
+    ALLOCATIONS.c.owner == sa.bindparam("owner"))
 
 
 def get(conn, owner):
@@ -131,21 +121,17 @@ def _window_statement(starts, with_owner, null_scope):
     columns = (ALLOCATIONS.c.id, ALLOCATIONS.c.range_first,
                ALLOCATIONS.c.range_last, ALLOCATIONS.c.cidr,
                ALLOCATIONS.c.owner, ALLOCATIONS.c.released_at,
-               sa.case((_RECLAIMABLE, 1), else_=0).label("reclaimable"))
+               compat.case((_RECLAIMABLE, 1), else_=0).label("reclaimable"))
 
     def select(kind, *where):
-        return sa.select(sa.literal_column("'%s'" % kind).label("kind"),
-                         *columns).where(*where)
+        return compat.select(sa.literal_column("'%s'" % kind).label("kind"),
+                             *columns).where(sa.and_(*where))
 
     in_scope = _in_scope(null_scope)
     selects = [select("w", *in_scope, ALLOCATIONS.c.range_first.between(
         sa.bindparam("lo"), sa.bindparam("hi")))]
-    # NOTE: one select per possible start, each an equality on the whole
-    # unique key, rather than an IN, an OR or "the last row starting
-    # before": every planner answers those from the index, even before the
-    # table's statistics exist, where MariaDB would scan the index
-    # backwards over the rows before the window, and PostgreSQL would
-    # filter the whole scope of a freshly filled table.
+    # NOTE: one select per possible start, not an IN or an OR: why, in
+    # doc/source/contributor/drivers.rst.
     selects.extend(select("w", *in_scope, ALLOCATIONS.c.range_first
                           == sa.bindparam("start%d" % i))
                    for i in range(starts))
@@ -158,9 +144,6 @@ def _window_statement(starts, with_owner, null_scope):
 def read_window(conn, scope, ip_version, first, last, owner=None, grace=0,
                 timeout=0):
     """Return the rows of a scope that overlap ``[first, last]``.
-
-    The rows starting inside the range, and the CIDRs that start before it
-    and contain ``first``: index lookups only, in one statement.
 
     :param first: first address, as an integer.
     :param last: last address, as an integer.
@@ -208,7 +191,6 @@ def _insert_if_free_statement(starts):
     if starts is not None:
         in_scope = _in_scope(False)
         first = sa.bindparam("range_first")
-        # NOTE: Exists.where() takes one clause on SQLAlchemy 1.4.
         absent.append(~sa.exists().where(sa.and_(
             *in_scope, ALLOCATIONS.c.range_first.between(
                 first, sa.bindparam("range_last")))))
@@ -217,7 +199,8 @@ def _insert_if_free_statement(starts):
             == sa.bindparam("start%d" % i), ALLOCATIONS.c.range_last >= first))
             for i in range(starts))
     return sa.insert(ALLOCATIONS).from_select(
-        list(_VALUES) + ["created_at"], sa.select(*values).where(*absent))
+        list(_VALUES) + ["created_at"],
+        compat.select(*values).where(sa.and_(*absent)))
 
 
 def insert_if_free(conn, values):
@@ -259,8 +242,8 @@ def reclaim(conn, ids, grace, timeout):
 
     :returns: how many rows were deleted.
     """
-    return conn.execute(sa.delete(ALLOCATIONS).where(
-        ALLOCATIONS.c.id.in_(sorted(ids)), _RECLAIMABLE),
+    return conn.execute(sa.delete(ALLOCATIONS).where(sa.and_(
+        ALLOCATIONS.c.id.in_(sorted(ids)), _RECLAIMABLE)),
         {"grace": grace, "timeout": timeout}).rowcount
 
 
@@ -280,9 +263,9 @@ def confirm(conn, owner, cidr=None):
 
 
 _LOCK_OWNER_SCOPE = (
-    sa.update(SCOPES).where(SCOPES.c.scope == sa.select(
-        ALLOCATIONS.c.scope).where(ALLOCATIONS.c.owner == sa.bindparam(
-            "owner")).scalar_subquery())
+    sa.update(SCOPES).where(SCOPES.c.scope == compat.scalar_subquery(
+        compat.select(ALLOCATIONS.c.scope).where(
+            ALLOCATIONS.c.owner == sa.bindparam("owner"))))
     .values(generation=SCOPES.c.generation + 1))
 
 
@@ -298,8 +281,8 @@ def release(conn, owner):
     """
     conn.execute(_LOCK_OWNER_SCOPE, {"owner": owner})
     result = conn.execute(
-        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.owner == owner,
-                                     ALLOCATIONS.c.scope.isnot(None))
+        sa.update(ALLOCATIONS).where(sa.and_(
+            ALLOCATIONS.c.owner == owner, ALLOCATIONS.c.scope.isnot(None)))
         .values(owner=None, released_owner=owner,
                 released_at=models.utc_now()))
     return result.rowcount > 0 or delete(conn, owner)

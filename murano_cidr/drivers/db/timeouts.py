@@ -12,15 +12,13 @@
 
 """The default connection parameters that bound the ``db`` driver's waits.
 
-Loaded for a database on a server only. The URL's own query, then
-``connection_parameters``, override :data:`DEFAULTS` (MySQL's:
-:mod:`murano_cidr.drivers.db.mysql_sessions`) key by key
-(:func:`merged_url`). What each bounds, the formula of a whole call and
-the measured figures: ``doc/source/admin/timeouts.rst``.
+Loaded for a database on a server only; what each bounds, the formula of
+a whole call and the measured figures: ``doc/source/admin/timeouts.rst``.
 """
 
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr import exceptions
 
 #: libpq: seconds per connection attempt.
@@ -28,6 +26,9 @@ PG_CONNECT_TIMEOUT = 5
 #: libpq: milliseconds sent data may stay unacknowledged before the
 #: connection is dropped (a dead link is noticed within this).
 PG_TCP_USER_TIMEOUT = 10000
+#: The first libpq that knows tcp_user_timeout (12); an older one refuses
+#: to connect with it, so it is not given one.
+LIBPQ_TCP_USER_TIMEOUT = 120000
 #: Server side: milliseconds a statement may run or wait for a lock.
 PG_STATEMENT_TIMEOUT = 20000
 #: Client side (murano-cidr's, :mod:`.watchdog`): seconds one wait for the
@@ -73,8 +74,23 @@ def defaults(url):
     """
     if url.get_backend_name() == "mysql":
         return _mysql().defaults(url)
-    return dict(DEFAULTS.get((url.get_backend_name(), url.get_driver_name()),
-                             {}))
+    found = dict(DEFAULTS.get((url.get_backend_name(),
+                               url.get_driver_name()), {}))
+    if found and libpq_version(url.get_driver_name()) < LIBPQ_TCP_USER_TIMEOUT:
+        del found["tcp_user_timeout"]
+    return found
+
+
+def libpq_version(driver):
+    """Return the libpq version under ``psycopg2`` or ``psycopg`` (0: none)."""
+    try:
+        if driver == "psycopg2":
+            from psycopg2 import extensions
+            return extensions.libpq_version()
+        from psycopg import pq
+        return pq.version()
+    except ImportError:  # not installed: connecting will say so
+        return 0
 
 
 def _mysql():
@@ -100,7 +116,7 @@ def merged_url(url, parameters, group):
     :raises murano_cidr.exceptions.InvalidConfig: for a parameter with a
         bad value.
     """
-    parsed = sa.engine.make_url(url)
+    parsed = sa.engine.url.make_url(url)
     query = defaults(parsed)
     query.update(parsed.query)
     query.update(parameters)
@@ -115,5 +131,4 @@ def merged_url(url, parameters, group):
     seconds = None
     if parsed.get_backend_name() == "postgresql" and "read_timeout" in query:
         seconds = int(query.pop("read_timeout"))
-    return (parsed.set(query=query).render_as_string(hide_password=False),
-            seconds)
+    return compat.url_string(parsed, query=query), seconds

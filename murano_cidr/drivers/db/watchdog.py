@@ -27,6 +27,8 @@ import time
 
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
+
 
 def _threading():
     eventlet = sys.modules.get("eventlet")
@@ -93,11 +95,6 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _dbapi(connection):  # named dbapi_connection since SQLAlchemy 1.4.24
-    fairy = connection.connection
-    return getattr(fairy, "dbapi_connection", None) or fairy.connection
-
-
 def _bounded_connect(dialect, conn_rec, cargs, cparams):
     # NOTE: the wait callback is the whole process's (Murano's own
     # connections use it): this bounds murano-cidr's connections only.
@@ -151,7 +148,7 @@ def watch(engine, seconds):
         # raise PendingRollbackError in place of the error that lost it
         # (which the driver retries).
         if not conn.invalidated:
-            _watchdog.arm(_dbapi(conn), seconds)
+            _watchdog.arm(compat.dbapi_connection(conn), seconds)
 
     for name in ("commit", "rollback"):
         sa.event.listen(engine, name, arm_transaction_end)

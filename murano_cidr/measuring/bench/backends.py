@@ -217,7 +217,7 @@ def database_kind(url):
         database or a URL that cannot be parsed.
     """
     try:
-        name = sa.engine.make_url(url).get_backend_name()
+        name = sa.engine.url.make_url(url).get_backend_name()
     except Exception:
         return None
     return name if name in ("sqlite", "mysql", "postgresql") else None

@@ -59,7 +59,7 @@ class TestSafeUrl(testtools.TestCase):
 
     def test_sqlalchemy_urls(self):
         self.assertEqual("mysql://u:***@h/db", messages.safe_url(
-            sa.engine.make_url("mysql://u:pw@h/db")))
+            sa.engine.url.make_url("mysql://u:pw@h/db")))
 
 
 class TestScopeOverlaps(testtools.TestCase):

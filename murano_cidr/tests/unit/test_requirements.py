@@ -12,10 +12,11 @@
 
 """The declared lower bounds are the oldest supported branch's pins.
 
-The ``floor-xena`` tox environment installs Xena's upper-constraints
-(``tools/constraints/xena.txt``); a lower bound of requirements.txt below
-Xena's pin would never be installed by any job, and one above it would not
-install on Xena, so every bound the branch pins must be exactly its pin.
+The ``floor-ussuri`` tox environment installs Ussuri's upper-constraints
+(``tools/constraints/ussuri.txt``); a lower bound of requirements.txt below
+Ussuri's pin would never be installed by any job, and one above it would
+not install on Ussuri, so every bound the branch pins must be exactly its
+pin.
 """
 
 import configparser
@@ -28,7 +29,7 @@ from murano_cidr.tests import base
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",
                                     ".."))
-OLDEST = os.path.join(ROOT, "tools", "constraints", "xena.txt")
+OLDEST = os.path.join(ROOT, "tools", "constraints", "ussuri.txt")
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?"
                    r"\s*([^;#]*)")

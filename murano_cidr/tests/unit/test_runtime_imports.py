@@ -55,7 +55,8 @@ DRIVER_MODULES = {
     "db": frozenset({
         "murano_cidr.messages", "murano_cidr.drivers.db",
         "murano_cidr.drivers.db.allocating",
-        "murano_cidr.drivers.db.api", "murano_cidr.drivers.db.connection",
+        "murano_cidr.drivers.db.api", "murano_cidr.drivers.db.compat",
+        "murano_cidr.drivers.db.connection",
         "murano_cidr.drivers.db.driver",
         "murano_cidr.drivers.db.models", "murano_cidr.drivers.db.options",
         "murano_cidr.drivers.db.statements",
@@ -77,8 +78,8 @@ DRIVER_MODULES = {
 
 #: The lines of murano-cidr an engine may import, by driver: 9,772 for
 #: both ``db`` and ``lock`` before they were cut, 5,000 now for every one
-#: (``db`` on SQLite 4,956 in 28 modules, its SQL and SQLite modules among
-#: them; on PostgreSQL 4,999 in 29): doc/source/contributor/drivers.rst.
+#: (``db`` on SQLite 4,945 in 29 modules, its SQL and SQLite modules among
+#: them; on PostgreSQL 5,000 in 30): doc/source/contributor/drivers.rst.
 LINE_BUDGET = {"db": 5000, "lock": 5000, "random": 5000, "legacy": 5000}
 
 #: What an engine never imports, whatever its driver.

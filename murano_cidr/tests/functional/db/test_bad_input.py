@@ -14,6 +14,7 @@
 
 import sqlalchemy as sa
 
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
@@ -28,7 +29,7 @@ class BadInputTests(object):
 
     def count(self):
         with self.engine.connect() as conn:
-            return conn.execute(sa.select(sa.func.count()).select_from(
+            return conn.execute(compat.select(sa.func.count()).select_from(
                 statements.ALLOCATIONS)).scalar()
 
     def test_rejected_owners_scopes_and_taken_write_nothing(self):

@@ -141,8 +141,10 @@ class ExplainTests(object):
     def explain(self, statement, parameters):
         with self.engine.connect() as conn, conn.begin() as transaction:
             # Rolled back: PostgreSQL's EXPLAIN ANALYZE runs the statement.
-            result = conn.exec_driver_sql(self.explain_sql + statement,
-                                          parameters).fetchall()
+            # NOTE: the driver's own text and parameters (exec_driver_sql
+            # from SQLAlchemy 1.4 on; 1.3's execute takes them).
+            run = getattr(conn, "exec_driver_sql", conn.execute)
+            result = run(self.explain_sql + statement, parameters).fetchall()
             transaction.rollback()
             return result
 
@@ -153,7 +155,7 @@ class TestMySQL(base.MySQLBackend, ExplainTests, base.DbTestCase):
 
     def assertIndexed(self, statement, parameters, bound):
         for row in self.explain(statement, parameters):
-            row = row._mapping
+            row = getattr(row, "_mapping", row)
             # The row an INSERT writes, not a read (a plain INSERT has
             # nothing else).
             if row["table"] not in TABLES or row["select_type"] == "INSERT":

@@ -16,6 +16,7 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr import allocation as allocation_mod
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import importing
 from murano_cidr.drivers.db import statements
 from murano_cidr import exceptions
@@ -54,8 +55,8 @@ class FaultTests(object):
 
     def rows(self):
         with self.engine.connect() as conn:
-            return conn.execute(sa.select(statements.ALLOCATIONS.c.owner,
-                                          statements.ALLOCATIONS.c.cidr)
+            return conn.execute(compat.select(statements.ALLOCATIONS.c.owner,
+                                              statements.ALLOCATIONS.c.cidr)
                                 ).fetchall()
 
     def test_killed_after_the_insert_is_retried(self):

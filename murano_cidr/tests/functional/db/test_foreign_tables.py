@@ -52,8 +52,8 @@ class ForeignTableTests(object):
         self.assertEqual(before, self.tables())
         self.assertNotIn(revisions.VERSION_TABLE, self.tables())
         with self.engine.connect() as conn:
-            self.assertEqual(["theirs"], conn.execute(sa.text(
-                "SELECT name FROM murano_cidr_scopes")).scalars().all())
+            self.assertEqual([("theirs",)], [tuple(r) for r in conn.execute(
+                sa.text("SELECT name FROM murano_cidr_scopes")).fetchall()])
 
     def test_empty_version_table_left_by_an_interrupted_sync(self):
         with self.engine.begin() as conn:

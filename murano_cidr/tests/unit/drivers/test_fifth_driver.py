@@ -30,6 +30,7 @@ import fixtures
 from oslo_config import cfg
 from oslo_config import generator
 from oslo_upgradecheck import upgradecheck
+from stevedore import extension as stevedore_extension
 import testscenarios
 
 from murano_cidr import allocator
@@ -111,6 +112,13 @@ class ToyEntryPoint(fixtures.Fixture):
         # forget it again afterwards.
         self.useFixture(fixtures.MonkeyPatch(
             "stevedore.ExtensionManager.ENTRY_POINT_CACHE", {}))
+        # NOTE: stevedore before 3 (Ussuri's 1.32) reads entry points
+        # through pkg_resources, whose working set was built at import.
+        pkg_resources = getattr(stevedore_extension, "pkg_resources", None)
+        if pkg_resources is not None:
+            self.useFixture(fixtures.MonkeyPatch(
+                "pkg_resources.iter_entry_points",
+                pkg_resources.WorkingSet(sys.path).iter_entry_points))
 
 
 class ToyTestCase(base.TestCase):

@@ -38,7 +38,8 @@ ACTIVE = "[cidr_allocator]\ndriver = random\n"
 
 def _without_murano_cidr(manager, *args, **kwargs):
     return [entry_point for entry_point in _LIST(manager, *args, **kwargs)
-            if not entry_point.value.startswith("murano_cidr")]
+            if not murano_engines.entry_point_target(
+                entry_point).startswith("murano_cidr")]
 
 
 _LIST = extension.ExtensionManager.list_entry_points
@@ -105,8 +106,9 @@ class TestMuranoManage(LoaderTestCase):
         conf = self.manage_conf()
         self.assertRaises(cfg.NoSuchOptError, getattr, conf, "murano")
         if murano_engines.ENTRY_POINTS_HAVE_DIST:
-            # Python 3.10 on: the check fails, the callback warns, and the
-            # import goes on without the plugin, as without murano-cidr.
+            # Stevedore before 3 (Ussuri), or Python 3.10 on: the check
+            # fails, the callback warns, and the import goes on without the
+            # plugin, as without murano-cidr.
             initialised, failures = self.load_with(conf)
             self.assertEqual([], initialised)
             self.assertEqual([plugin.FORMAT], [name for name, _ in failures])

@@ -211,8 +211,15 @@ class TestConfigured(PluginTestCase):
         self.configure_db()
         self.engine_conf.config(enabled_plugins=["murano-cidr"],
                                 group="murano")
+        if murano_engines.ENTRY_POINTS_NAME_THEIR_PROJECT:
+            # Stevedore before 3 (Ussuri's): Murano's own check finds the
+            # distribution, and the plugin loads.
+            self.assertEqual(([plugin.FORMAT], []), self.load())
+            self.assertTrue(hasattr(self.explorer, "confirm_cidr"))
+            return
         # Murano's own check needs the entry point's distribution, which
-        # stevedore does not give: the plugin fails to load, nothing changes.
+        # stevedore 3 and later do not give: the plugin fails to load,
+        # nothing changes.
         if not murano_engines.ENTRY_POINTS_HAVE_DIST:
             # Python 3.8 and 3.9: Murano's failure callback fails too, and
             # with it every package load (murano-cidr-status says so).
@@ -353,16 +360,22 @@ class TestRegistration(base.TestCase):
         # Murano's io.murano.extensions loader reads the entry point's
         # distribution, which stevedore (3.0 and later) does not set: it
         # would fail every deployment. If stevedore ever sets it again, this
-        # fails, and the registration can be reconsidered.
+        # fails, and the registration can be reconsidered. (Ussuri's
+        # stevedore 1.32 sets it; one registration serves every branch.)
         manager = extension.ExtensionManager(murano_engines.PACKAGE_TYPES)
         (ours,) = [e for e in manager.extensions
                    if e.name == plugin.FORMAT]
         self.assertIs(plugin.EnginePlugin, ours.plugin)
-        self.assertIsNone(getattr(ours.entry_point, "dist", None))
+        dist = getattr(ours.entry_point, "dist", None)
+        if murano_engines.ENTRY_POINTS_NAME_THEIR_PROJECT:
+            self.assertEqual("murano-cidr", dist.project_name)
+        else:
+            self.assertIsNone(dist)
         self.assertEqual([], [
             e.name for e in extension.ExtensionManager(
                 "io.murano.extensions").extensions
-            if e.entry_point.value.startswith("murano_cidr")])
+            if murano_engines.entry_point_target(
+                e.entry_point).startswith("murano_cidr")])
 
     def test_every_branch_the_library_installs_on_is_known(self):
         branches = [b for f in murano_engines.FAMILIES if known(f)

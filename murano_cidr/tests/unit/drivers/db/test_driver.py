@@ -31,6 +31,7 @@ from murano_cidr import allocator
 from murano_cidr.drivers import capabilities as caps
 from murano_cidr.drivers import commands
 from murano_cidr.drivers.db import allocating
+from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import connection
 from murano_cidr.drivers.db import driver as db_driver
 from murano_cidr.drivers.db import migration
@@ -56,12 +57,13 @@ class TestAllocate(base.DbTestCase):
 
     def rows(self):
         with self.driver.database.engine.connect() as conn:
-            return conn.execute(sa.select(statements.ALLOCATIONS)).fetchall()
+            return conn.execute(
+                compat.select(statements.ALLOCATIONS)).fetchall()
 
     def generation(self, scope):
         with self.driver.database.engine.connect() as conn:
             scopes = statements.SCOPES
-            return conn.execute(sa.select(scopes.c.generation).where(
+            return conn.execute(compat.select(scopes.c.generation).where(
                 scopes.c.scope == scope)).scalar()
 
     def test_capabilities(self):
@@ -538,7 +540,7 @@ class TestErrors(base.DbTestCase):
         self.assertEqual(cidr, driver.get("n").cidr)
         with self.database.engine.connect() as conn:
             self.assertEqual([("n", cidr)], conn.execute(sa.text(
-                "SELECT owner, cidr FROM murano_cidr_allocations")).all())
+                "SELECT owner, cidr FROM murano_cidr_allocations")).fetchall())
         self.assertFalse(os.path.exists(self.db_path + ".elsewhere"))
 
     def test_configuration_objects_do_not_share_values(self):

@@ -77,7 +77,12 @@ class TestParameters(DatabaseTestCase):
                                                 "write_timeout")})
         self.assertIn("innodb_lock_wait_timeout = 18", query["init_command"])
 
+    def libpq(self, number):
+        self.useFixture(fixtures.MockPatch(
+            "psycopg2.extensions.libpq_version", return_value=number))
+
     def test_postgresql_defaults_and_the_operator_wins(self):
+        self.libpq(120000)
         query = self.query(PG_DOWN, connection_parameters=(
             "connect_timeout=2&application_name=engine"))
         self.assertEqual("2", query["connect_timeout"])
@@ -87,6 +92,29 @@ class TestParameters(DatabaseTestCase):
         self.assertIn("statement_timeout=20000", query["options"])
         self.assertIn("idle_in_transaction_session_timeout=15000",
                       query["options"])
+
+    def test_no_tcp_user_timeout_for_a_libpq_before_12(self):
+        # psycopg2-binary 2.8.5 and 2.8.6 (Ussuri to Wallaby) carry libpq
+        # 11, which refuses to connect with it ("invalid connection
+        # option"); the other bounds stay.
+        self.libpq(110005)
+        query = self.query(PG_DOWN)
+        self.assertNotIn("tcp_user_timeout", query)
+        self.assertEqual(("5", "3"), (query["connect_timeout"],
+                                      query["keepalives_count"]))
+        self.assertIn("statement_timeout=20000", query["options"])
+        # The operator's own choice is given as it is.
+        query = self.query(PG_DOWN,
+                           connection_parameters="tcp_user_timeout=3000")
+        self.assertEqual("3000", query["tcp_user_timeout"])
+
+    def test_the_installed_libpq_is_read(self):
+        import psycopg2.extensions
+        self.assertEqual(psycopg2.extensions.libpq_version(),
+                         timeouts.libpq_version("psycopg2"))
+        self.assertEqual(
+            psycopg2.extensions.libpq_version() >= 120000,
+            "tcp_user_timeout" in self.query(PG_DOWN))
 
     def test_the_urls_own_query_wins_over_the_defaults(self):
         query = self.query(MYSQL_DOWN + "?read_timeout=7&charset=latin1")
@@ -119,7 +147,7 @@ class TestParameters(DatabaseTestCase):
 
     def test_defaults_only_for_drivers_whose_names_we_know(self):
         self.assertEqual({"charset": "utf8mb4"}, timeouts.defaults(
-            api.sa.engine.make_url("mysql+mysqlconnector://h/d")))
+            api.sa.engine.url.make_url("mysql+mysqlconnector://h/d")))
 
 
 class TestPostgresqlUnreachable(DatabaseTestCase):
