@@ -147,23 +147,21 @@ reservation_timeout_opt = cfg.IntOpt(
     "reservation_timeout",
     default=DEFAULT_RESERVATION_TIMEOUT,
     min=1,
-    help=_("Seconds after which a reservation that was never confirmed "
-           "(its deployment failed, or its engine died, between picking "
-           "the CIDR and creating the subnet) stops keeping its CIDR from "
-           "other engines. 'db': a later allocation in its scope (router) "
-           "may reclaim it, by the database server's clock. 'lock': its "
-           "record in the lock service (a file beside the file locks, a "
-           "Redis or etcd key, a ZooKeeper znode) expires, whether or not "
-           "its engine still runs (a delete of the deployment, in any "
-           "engine process, frees it at once). Either way the CIDR is "
-           "handed out again "
-           "only by an allocation that reads the router's subnets while the "
-           "scope is locked and finds nothing overlapping it. An engine "
-           "confirms once Heat has created the subnet, so this must be "
-           "longer than any stack create, with its retries and timeouts "
-           "(Heat's own stack timeout defaults to an hour): an engine slower "
-           "than that may find its CIDR handed out again, and Neutron "
-           "refuse its subnet."))
+    help=_("Seconds after which a reservation never confirmed (its "
+           "deployment failed, or its engine died, between picking the "
+           "CIDR and creating the subnet) stops keeping its CIDR from other "
+           "engines. 'db': a later allocation in its scope (router) may "
+           "reclaim it, by the database server's clock. 'lock': its record "
+           "in the lock service (a file beside the file locks, a Redis or "
+           "etcd key, a ZooKeeper znode) expires, whether or not its engine "
+           "runs (a delete of the deployment, in any engine process, frees "
+           "it at once). Either way the CIDR is handed out again only by an "
+           "allocation that reads the router's subnets and finds nothing "
+           "overlapping it. An engine confirms once Heat has created the "
+           "subnet, so this must be longer than any stack create, with its "
+           "retries (Heat's stack timeout defaults to an hour): an engine "
+           "slower than that may find its CIDR handed out again, and "
+           "Neutron refuse its subnet."))
 
 
 def all_opts():
