@@ -1,0 +1,169 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Unit tests of the etcd members a coordination URL names, and of the
+failover of a call from one member to the next, without a server."""
+
+from unittest import mock
+
+from etcd3gw import exceptions as etcd3gw_exceptions
+
+from murano_cidr.drivers.lock import etcd_members
+from murano_cidr.drivers.lock import service_records
+from murano_cidr.drivers.lock import tooz_backend
+from murano_cidr import exceptions
+from murano_cidr.tests import base
+
+URL = "etcd3+http://h1:2379,h2:2380,h3?api_version=v3"
+
+
+def _refused(client):
+    raise etcd3gw_exceptions.ConnectionFailedError("Connection refused")
+
+
+class TestMembers(base.TestCase):
+
+    def test_every_member_in_order(self):
+        self.assertEqual([("h1", 2379), ("h2", 2380), ("h3", 2379)],
+                         etcd_members.members(URL))
+        self.assertEqual([("::1", 2379), ("h", 1)], etcd_members.members(
+            "etcd3+https://user@[::1]:2379,h:1"))
+
+    def test_one_member_as_before(self):
+        self.assertEqual([("h", 2379)],
+                         etcd_members.members("etcd3+http://h:2379"))
+        self.assertEqual([("localhost", 2379)],
+                         etcd_members.members("etcd3://"))
+
+    def test_a_bad_member_is_invalid_config(self):
+        for url, member in (("etcd3+http://h1:2379,,h3:2379", "''"),
+                            ("etcd3+http://h1:2379,:2379", "':2379'"),
+                            ("etcd3+http://h1:x", "'h1:x'"),
+                            ("etcd3+http://h1:2379,h2:70000", "'h2:70000'")):
+            e = self.assertRaises(exceptions.InvalidConfig,
+                                  etcd_members.members, url)
+            self.assertIn("coordination_url", str(e))
+            self.assertIn("%s is not an etcd member" % member, str(e))
+
+    def test_the_driver_refuses_a_bad_member_before_any_call(self):
+        self.assertRaises(exceptions.InvalidConfig,
+                          tooz_backend.ToozLockBackend,
+                          "etcd3+http://h1:2379,h2:nope", 7, 7)
+
+
+class TestFailover(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.now = 100.0
+        clock = mock.Mock(monotonic=lambda: self.now)
+        self.enterContext(mock.patch.object(etcd_members, "time", clock))
+        self.members = etcd_members.Members(URL, 3)
+        self.asked = []
+
+    def enterContext(self, manager):
+        # NOTE: unittest's own enterContext needs Python 3.11.
+        value = manager.__enter__()
+        self.addCleanup(manager.__exit__, None, None, None)
+        return value
+
+    def answer(self, *failures):
+        """A call each member fails with its failure, None: answers."""
+        def call(client):
+            index = self.members._clients.index(client)
+            self.asked.append(index)
+            failure = failures[index]
+            if failure is None:
+                return "answer of %d" % index
+            return failure(client)
+        return call
+
+    def test_one_client_per_member(self):
+        self.assertEqual(["http://h1:2379", "http://h2:2380",
+                          "http://h3:2379"],
+                         [c.base_url for c in self.members._clients])
+        self.assertEqual([3, 3, 3],
+                         [c.timeout for c in self.members._clients])
+
+    def test_a_lost_member_hands_the_call_to_the_next(self):
+        self.assertEqual("answer of 1", self.members.call(
+            self.answer(_refused, None, None)))
+        self.assertEqual([0, 1], self.asked)
+        # The member that answered is asked first from then on.
+        self.assertEqual([1, 2, 0], self.members.order())
+        self.members.call(self.answer(None, None, None))
+        self.assertEqual([0, 1, 1], self.asked)
+
+    def test_the_order_wraps_around(self):
+        self.members.call(self.answer(_refused, _refused, None))
+        self.assertEqual("answer of 0", self.members.call(
+            self.answer(None, _refused, _refused)))
+        self.assertEqual([0, 1, 2, 2, 0], self.asked)
+
+    def test_an_answer_with_an_error_is_not_handed_on(self):
+        def error(client):
+            raise etcd3gw_exceptions.PreconditionFailedError("no")
+
+        self.assertRaises(etcd3gw_exceptions.PreconditionFailedError,
+                          self.members.call, self.answer(error, None, None))
+        self.assertEqual([0], self.asked)
+
+    def test_no_member_answers(self):
+        e = self.assertRaises(etcd3gw_exceptions.ConnectionFailedError,
+                              self.members.call,
+                              self.answer(_refused, _refused, _refused))
+        self.assertEqual([0, 1, 2], self.asked)
+        self.assertIn("h1:2379: ConnectionFailedError: Connection refused; "
+                      "h2:2380: ", e.detail_text)
+
+    def test_members_are_tried_within_the_call_s_bound(self):
+        def timed_out(client):
+            self.now += 3
+            raise etcd3gw_exceptions.ConnectionTimeoutError("timed out")
+
+        # Two request timeouts: the third member would end past them.
+        e = self.assertRaises(etcd3gw_exceptions.ConnectionFailedError,
+                              self.members.call,
+                              self.answer(timed_out, timed_out, None))
+        self.assertEqual([0, 1], self.asked)
+        self.assertNotIn("h3", e.detail_text)
+
+
+class TestEtcdRecords(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.records = service_records.EtcdRecords(
+            "etcd3+http://h1:2379,h2:2379", 3,
+            lambda what, function, seconds=None: function())
+        self.clients = [mock.Mock(), mock.Mock()]
+        self.records._members._clients = self.clients
+
+    def test_a_create_cut_off_by_a_lost_member_is_found_written(self):
+        # The first member applied the create, then died before it
+        # answered; the second finds the key holding this record.
+        self.clients[0].lease.side_effect = _refused
+        self.clients[1].create.return_value = False
+        self.clients[1].get.return_value = ["the record"]
+        self.assertTrue(self.records.create("k", b"the record", None, 60))
+        self.clients[1].get.return_value = ["another record"]
+        self.assertFalse(self.records.create("k", b"the record", None, 60))
+        self.clients[1].get.return_value = []
+        self.assertFalse(self.records.create("k", b"the record", None, 60))
+
+    def test_reads_and_deletes_go_to_the_member_that_answers(self):
+        self.clients[0].get.side_effect = _refused
+        self.clients[1].get.return_value = ["data"]
+        self.assertEqual((b"data", b"data"), self.records.read("k"))
+        self.clients[1].transaction.return_value = {"succeeded": True}
+        self.assertTrue(self.records.delete("k", b"data"))
+        self.clients[0].transaction.assert_not_called()
