@@ -19,10 +19,10 @@ next member when one cannot be reached (the connection fails or times
 out, or the member answers that it cannot serve: etcd3gw's
 ``ConnectionFailedError`` and ``ConnectionTimeoutError``). Any member
 serves any request of the cluster, so this is failover, not a retry: a
-call goes to each member once at most, within its bound.
+call goes to two members at most, each once, so that it ends within the
+bound of two requests.
 """
 
-import time
 import urllib.parse
 
 from oslo_utils import netutils
@@ -70,9 +70,9 @@ class Members(object):
     :param seconds: how long one request to one member may take.
     """
 
-    #: How many members' timeouts one call may wait for: a call ends
-    #: within ``BOUND * seconds``, as a call to one member did (a late
-    #: request, then a best-effort one).
+    #: How many members one call tries at most: a call waits for two
+    #: requests at most, as a call to one member did (a late request,
+    #: then a best-effort one), so it ends within about ``lock_timeout``.
     BOUND = 2
 
     def __init__(self, url, seconds):
@@ -92,7 +92,7 @@ class Members(object):
                 cert_cert=query.get("cert_cert"), timeout=seconds,
                 api_path="/%s/" % api if api else None)
             for host, port in self.addresses]
-        # NOTE: the member that answered last is asked first: a lost
+        # NOTE: a member that failed is asked last from then on: a lost
         # member costs its timeout once, not at every call.
         self._first = 0
 
@@ -104,19 +104,17 @@ class Members(object):
     def call(self, function):
         """Call ``function(client)`` on the first member that answers.
 
-        A member is tried only while a whole request still fits in the
-        call's bound (:attr:`BOUND` request timeouts since the call began).
+        :attr:`BOUND` members are tried at most. A member that fails
+        goes to the back of the order, so the next call starts with the
+        next one.
 
         :raises etcd3gw.exceptions.Etcd3Exception: the member's error
             when a member answered with an error; ``ConnectionFailedError``
             naming each member tried when none could be reached.
         """
         from etcd3gw import exceptions as etcd3gw_exceptions
-        deadline = time.monotonic() + self.BOUND * self.seconds
         reasons = []
-        for index in self.order():
-            if reasons and time.monotonic() + self.seconds > deadline:
-                break
+        for index in self.order()[:self.BOUND]:
             try:
                 result = function(self._clients[index])
             except (etcd3gw_exceptions.ConnectionFailedError,
@@ -125,8 +123,8 @@ class Members(object):
                 reasons.append("%s:%d: %s: %s" % (
                     host, port, type(e).__name__,
                     " ".join((e.detail_text or str(e)).split())))
+                self._first = (index + 1) % len(self._clients)
                 continue
-            self._first = index
             return result
         raise etcd3gw_exceptions.ConnectionFailedError(
             "no etcd member answered: %s" % "; ".join(reasons))

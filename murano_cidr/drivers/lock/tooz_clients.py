@@ -311,10 +311,10 @@ class Etcd3(Client):
       driver takes one host, so a URL naming several members could not
       start it, and one member's loss would stop it.
     * Each HTTP request times out after :func:`request_timeout` seconds;
-      a call goes to the next member when one cannot be reached, while a
-      whole request still fits in two request timeouts, so it fails
-      within about ``lock_timeout`` when no member answers, at once when
-      every member refuses connections.
+      a call goes to the next member when one cannot be reached, two
+      members at most, so it fails within about ``lock_timeout`` when no
+      member answers, at once when they refuse connections. A member
+      that failed is asked last by the calls that follow.
     * tooz waits for an etcd3 lock by trying it again every second, while
       the engine that just released it takes it back at once: with six
       engines allocating in one scope, some waited five seconds for their
