@@ -67,7 +67,10 @@ class Members(object):
     """One etcd3gw client per member of the URL, used in turn.
 
     :param url: the coordination URL.
-    :param seconds: how long one request to one member may take.
+    :param seconds: how long one request to one member may take, unless
+        the URL sets ``timeout``.
+    :raises murano_cidr.exceptions.InvalidConfig: for a bad member or
+        ``timeout``.
     """
 
     #: How many members one call tries at most: a call waits for two
@@ -82,6 +85,15 @@ class Members(object):
                  urllib.parse.parse_qs(parts.query).items()}
         api = query.get("api_version")
         self.addresses = members(url)
+        try:
+            seconds = float(query.get("timeout", seconds))
+        except ValueError:
+            seconds = 0
+        if not seconds > 0:
+            raise exceptions.InvalidConfig(
+                option="coordination_url",
+                reason="timeout=%s is not a number of seconds"
+                % query["timeout"])
         self.seconds = seconds
         self._clients = [
             etcd3gw.client(

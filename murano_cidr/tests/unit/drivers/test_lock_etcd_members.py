@@ -54,6 +54,16 @@ class TestMembers(base.TestCase):
             self.assertIn("coordination_url", str(e))
             self.assertIn("%s is not an etcd member" % member, str(e))
 
+    def test_the_url_s_timeout_wins(self):
+        self.assertEqual(1.5, etcd_members.Members(
+            "etcd3+http://h?timeout=1.5", 7).seconds)
+        self.assertEqual(7, etcd_members.Members("etcd3+http://h", 7).seconds)
+        for bad in ("x", "0", "-1", "nan"):
+            e = self.assertRaises(exceptions.InvalidConfig,
+                                  etcd_members.Members,
+                                  "etcd3+http://h?timeout=%s" % bad, 7)
+            self.assertIn("timeout=%s is not a number" % bad, str(e))
+
     def test_the_driver_refuses_a_bad_member_before_any_call(self):
         self.assertRaises(exceptions.InvalidConfig,
                           tooz_backend.ToozLockBackend,
@@ -159,3 +169,12 @@ class TestEtcdRecords(base.TestCase):
         self.clients[1].transaction.return_value = {"succeeded": True}
         self.assertTrue(self.records.delete("k", b"data"))
         self.clients[0].transaction.assert_not_called()
+
+
+class TestProbe(base.TestCase):
+
+    def test_the_status_check_asks_every_member(self):
+        reason = tooz_backend.ToozLockBackend(
+            "etcd3+http://127.0.0.1:1,127.0.0.1:2", 4, 4).probe(1)
+        self.assertIn("cannot connect to 127.0.0.1:1", reason)
+        self.assertIn("cannot connect to 127.0.0.1:2", reason)
