@@ -34,7 +34,6 @@ turns a failure into :class:`~murano_cidr.exceptions.LockUnavailable`.
 import threading
 import urllib.parse
 
-from murano_cidr.drivers.lock import etcd_members
 from murano_cidr.drivers.lock import redis_sentinel
 from murano_cidr.drivers.lock import reservations
 from murano_cidr import exceptions
@@ -155,6 +154,8 @@ class EtcdRecords(reservations.RecordStore):
     expires_itself = True
 
     def __init__(self, url, seconds, request):
+        # NOTE: imported here, as etcd3gw is: only etcd engines load it.
+        from murano_cidr.drivers.lock import etcd_members
         self._members = etcd_members.Members(url, seconds)
         self._request = request
 

@@ -26,7 +26,6 @@ import urllib.parse
 
 from oslo_utils import netutils
 
-from murano_cidr.drivers.lock import etcd_members
 from murano_cidr.drivers.lock import file_records
 from murano_cidr.drivers.lock import redis_ping
 from murano_cidr.drivers.lock import redis_sentinel
@@ -64,6 +63,7 @@ def _hosts(url):
     if redis_sentinel.master_name(url):
         return redis_sentinel.sentinels(url)
     if parts.scheme in ETCD_SCHEMES:
+        from murano_cidr.drivers.lock import etcd_members
         return etcd_members.members(url)
     netloc = parts.netloc.rpartition("@")[2]
     if parts.scheme in ("zookeeper", "kazoo") and "," in netloc:
@@ -332,6 +332,8 @@ class Etcd3(Client):
     def ping(self, url, seconds):
         """Ask each member in turn for its status, until one answers."""
         from etcd3gw import exceptions as etcd3gw_exceptions
+
+        from murano_cidr.drivers.lock import etcd_members
         try:
             etcd_members.Members(url, seconds).call(
                 lambda client: client.status())
