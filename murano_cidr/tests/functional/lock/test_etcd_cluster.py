@@ -52,8 +52,11 @@ LOG = logging.getLogger(__name__)
 TEST_TIMEOUT = 300
 
 
-class EtcdClusterTests(harness.EngineHarness, base.TestCase):
-    """Three etcd members; engines in processes of their own."""
+class ClusterEngines(harness.EngineHarness):
+    """Engines allocating while servers of a cluster are killed (a mixin).
+
+    :ivar cluster: the cluster's fixture, with ``log_tails()``.
+    """
 
     lock_timeout = 4
     engines = 3
@@ -64,23 +67,26 @@ class EtcdClusterTests(harness.EngineHarness, base.TestCase):
     before = 10
     after = 15
 
-    def setUp(self):
-        super().setUp()
-        self.useFixture(fixtures.Timeout(TEST_TIMEOUT, gentle=True))
-        cluster = etcd_cluster.EtcdCluster()
-        self.require_service(cluster.available, "the etcd server")
-        self.cluster = self.useFixture(cluster)
-
     def progress(self, networks):
         """Wait until ``networks`` more subnets were plugged."""
         before = self.routers.added(self.router)
         self.assertTrue(harness._until(
             lambda: self.routers.added(self.router) >= before + networks),
-            "the engines plugged fewer than %d subnets in %d s; etcd:\n%s"
+            "the engines plugged fewer than %d subnets in %d s; servers:\n%s"
             % (networks, harness.DEADLINE, self.cluster.log_tails()))
 
     def kill_while_allocating(self, url, victim):
         """Kill ``victim`` while engines allocate; return the figures."""
+        run = self.start_engines_on(url)
+        self.progress(self.before)
+        fault_start = time.monotonic_ns()
+        victim.kill()
+        fault_end = time.monotonic_ns()
+        self.progress(self.after)
+        return self.finish(run, fault_start, fault_end)
+
+    def start_engines_on(self, url):
+        """Start the engines on ``url``; return what :meth:`finish` needs."""
         settings = self.settings(test_sentinel.POOL, coordination_url=url,
                                  lock_timeout=self.lock_timeout)
         results = self.spawn.Queue()
@@ -91,11 +97,11 @@ class EtcdClusterTests(harness.EngineHarness, base.TestCase):
             self.history_dir, self.hold, stop,
             ("LockUnavailable", "PoolExhausted"))
             for i in range(self.engines)]
-        self.progress(self.before)
-        fault_start = time.monotonic_ns()
-        victim.kill()
-        fault_end = time.monotonic_ns()
-        self.progress(self.after)
+        return processes, results, stop
+
+    def finish(self, run, fault_start, fault_end):
+        """Stop the engines, check the history; return the figures."""
+        processes, results, stop = run
         stop.set()
         reports = []
         for _ in processes:
@@ -118,6 +124,17 @@ class EtcdClusterTests(harness.EngineHarness, base.TestCase):
         self.assertLess(figures["longest_call"],
                         test_faults.WATCHDOG * self.lock_timeout, figures)
         return figures
+
+
+class EtcdClusterTests(ClusterEngines, base.TestCase):
+    """Three etcd members; engines in processes of their own."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.Timeout(TEST_TIMEOUT, gentle=True))
+        cluster = etcd_cluster.EtcdCluster()
+        self.require_service(cluster.available, "the etcd server")
+        self.cluster = self.useFixture(cluster)
 
     def test_first_named_member_killed(self):
         leader = self.cluster.leader()
