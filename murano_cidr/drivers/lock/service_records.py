@@ -28,7 +28,8 @@ turns a failure into :class:`~murano_cidr.exceptions.LockUnavailable`.
   requires the key absent, deleted by one that compares its value; each
   call goes to the next member of the URL when one cannot be reached.
 * ZooKeeper: a persistent znode whose data holds its expiry, created if
-  absent, replaced and deleted by version.
+  absent, replaced and deleted by version; a request is sent again
+  (kazoo's retry) when the session moves to another server.
 """
 
 import threading
@@ -248,8 +249,14 @@ class ZooKeeperRecords(reservations.RecordStore):
         from kazoo import exceptions as kazoo_exceptions
 
         def call():
+            client = self._connected()
             try:
-                return function(self._connected())
+                # NOTE: kazoo's retry (the client's command_retry, bounded
+                # by lock_timeout, a fresh copy per call) sends a request
+                # again once the session has moved to another server: a
+                # server lost mid-request must not turn a held
+                # reservation into a lost one.
+                return client.retry(function, client)
             except (kazoo_exceptions.NoNodeError,
                     kazoo_exceptions.NodeExistsError,
                     kazoo_exceptions.BadVersionError):
@@ -269,11 +276,19 @@ class ZooKeeperRecords(reservations.RecordStore):
         return found if found else (None, None)
 
     def create(self, name, data, version, hold):
+        from kazoo import exceptions as kazoo_exceptions
+
         def write(client):
-            if version is None:
-                client.create(self._path(name), data, makepath=True)
-            else:
-                client.set(self._path(name), data, version=version)
+            try:
+                if version is None:
+                    client.create(self._path(name), data, makepath=True)
+                else:
+                    client.set(self._path(name), data, version=version)
+            except (kazoo_exceptions.NodeExistsError,
+                    kazoo_exceptions.BadVersionError):
+                # A retry may find its own write, applied before the
+                # connection was lost: the record then holds this data.
+                return client.get(self._path(name))[0] == data
             return True
 
         return self._call("cannot write the record %s" % name, write)

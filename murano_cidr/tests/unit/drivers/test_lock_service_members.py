@@ -10,8 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Unit tests of the etcd members a coordination URL names, and of the
-failover of a call from one member to the next, without a server."""
+"""Unit tests of a lock service's several servers, without a server: the
+etcd members a coordination URL names, the failover of a call from one
+member to the next, and ZooKeeper's records retried by kazoo."""
 
 from unittest import mock
 
@@ -178,3 +179,27 @@ class TestProbe(base.TestCase):
             "etcd3+http://127.0.0.1:1,127.0.0.1:2", 4, 4).probe(1)
         self.assertIn("cannot connect to 127.0.0.1:1", reason)
         self.assertIn("cannot connect to 127.0.0.1:2", reason)
+
+
+class TestZooKeeperRecords(base.TestCase):
+    """The ZooKeeper store retries through kazoo and finds its own write."""
+
+    def setUp(self):
+        super().setUp()
+        self.records = service_records.ZooKeeperRecords(
+            "zookeeper://h1:2181,h2:2181", {}, lambda what, function,
+            seconds=None: function(), 6)
+        self.client = mock.Mock(connected=True)
+        self.client.retry.side_effect = lambda function, *args: function(
+            *args)
+        self.records._client = self.client
+
+    def test_a_write_applied_before_the_connection_was_lost_is_found(self):
+        from kazoo import exceptions as kazoo_exceptions
+        self.client.create.side_effect = kazoo_exceptions.NodeExistsError
+        self.client.get.return_value = (b"the record", mock.Mock())
+        self.assertTrue(self.records.create("k", b"the record", None, 60))
+        self.client.get.return_value = (b"another record", mock.Mock())
+        self.assertFalse(self.records.create("k", b"the record", None, 60))
+        # Every request goes through kazoo's retry.
+        self.assertEqual(2, self.client.retry.call_count)
