@@ -27,8 +27,10 @@ three Sentinels of the test's own (:mod:`.sentinel_servers`).
   engine fills the pool around them, and their confirms succeed.
 
 ``MURANO_CIDR_ALL_FAULTS=1`` also runs the stall with a longer run after
-the resume. The figures of ``doc/source/admin/lock-services.rst`` are the
-default stall run ten times in a row.
+the resume, and a replica that acknowledges nothing (stopped): the
+``allocate`` then fails with ``LockUnavailable``, nothing handed out.
+The figures of ``doc/source/admin/lock-services.rst`` are the default
+stall run ten times in a row.
 """
 
 import json
@@ -61,7 +63,7 @@ POOL = {"pool_cidrs": ["10.43.0.0/20"], "subnet_prefixlen": 24}
 #: Run the longer variants too.
 ALL_FAULTS = os.environ.get("MURANO_CIDR_ALL_FAULTS") == "1"
 #: The variants run only with ``MURANO_CIDR_ALL_FAULTS=1``.
-BY_HAND = frozenset(("master_stalled_long",))
+BY_HAND = frozenset(("master_stalled_long", "replica_behind"))
 #: Seconds a test may run at most, whatever happens.
 TEST_TIMEOUT = 300
 
@@ -254,3 +256,20 @@ class SentinelTests(harness.EngineHarness, base.TestCase):
         for owner in owners:
             holder.expect(history.CONFIRM, owner, watchdog)
         self.assertNeverCollided(allowed_errors=("PoolExhausted",))
+
+    def test_replica_behind(self):
+        # A replica that acknowledges nothing (stopped: as far behind as
+        # it gets): a record no replica acknowledged is not handed out.
+        watchdog = test_faults.WATCHDOG * self.lock_timeout
+        engine = test_faults.Remote(self, "e1", **POOL)
+        engine.cycle("net-1", watchdog)
+        self.cluster.replica.freeze()
+        try:
+            reply = engine.expect(history.ALLOCATE, "net-2", watchdog,
+                                  error="LockUnavailable")
+        finally:
+            self.cluster.replica.thaw()
+        self.assertIn("0 replica(s) acknowledged, 1 needed", reply["message"])
+        # Once it acknowledges again, allocations go on.
+        engine.cycle("net-3", watchdog)
+        self.assertNeverCollided()
