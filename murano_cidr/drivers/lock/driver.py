@@ -106,9 +106,13 @@ class LockDriver(base.AllocatorDriver):
       tooz coordinator for the locks; records are keys with a ``PX``
       expiry, written with ``SET NX`` and deleted by a compare-and-delete
       script through a redis-py client of the driver's own.
-    * ``etcd3+http://host:2379``: keys on a lease of the hold time,
-      created by a transaction that requires the key absent, deleted by
-      one that compares the value (an etcd3gw client of the driver's own).
+    * ``etcd3+http://h1:2379,h2:2379,h3:2379`` (every member of the
+      cluster, or one): keys on a lease of the hold time, created by a
+      transaction that requires the key absent, deleted by one that
+      compares the value (an etcd3gw client of the driver's own per
+      member; a call goes to the next member when one cannot be
+      reached, :mod:`~murano_cidr.drivers.lock.etcd_members`). No tooz
+      coordinator is built on etcd.
     * ``zookeeper://host:2181``: persistent znodes under
       ``/murano-cidr/reservations`` with the expiry in their data,
       replaced and deleted by version (a kazoo client of the driver's

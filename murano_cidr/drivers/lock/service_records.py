@@ -25,9 +25,11 @@ turns a failure into :class:`~murano_cidr.exceptions.LockUnavailable`.
   granted, or that no replica acknowledged, is not used (the rule of
   :mod:`~murano_cidr.drivers.lock.redis_sentinel`).
 * etcd3: a key on a lease of the hold time, created by a transaction that
-  requires the key absent, deleted by one that compares its value.
+  requires the key absent, deleted by one that compares its value; each
+  call goes to the next member of the URL when one cannot be reached.
 * ZooKeeper: a persistent znode whose data holds its expiry, created if
-  absent, replaced and deleted by version.
+  absent, replaced and deleted by version; a request is sent again
+  (kazoo's retry) when the session moves to another server.
 """
 
 import threading
@@ -138,6 +140,13 @@ class RedisRecords(reservations.RecordStore):
 class EtcdRecords(reservations.RecordStore):
     """Records as etcd keys on a lease of the hold time.
 
+    Each call goes to the members of the URL in turn
+    (:class:`~murano_cidr.drivers.lock.etcd_members.Members`). A create
+    that the member lost on the way may have been applied: the key that
+    then exists holds this record's data, so a create that finds it
+    counts as written. A delete cut off the same way is reported as not
+    done (the caller treats the reservation as lost).
+
     :param url: the coordination URL.
     :param seconds: how long each HTTP request may take.
     :param request: the lock backend's bounded call.
@@ -146,25 +155,22 @@ class EtcdRecords(reservations.RecordStore):
     expires_itself = True
 
     def __init__(self, url, seconds, request):
-        import etcd3gw
-        parts = urllib.parse.urlsplit(url)
-        query = {k: v[-1] for k, v in
-                 urllib.parse.parse_qs(parts.query).items()}
-        api = query.get("api_version")
-        self._client = etcd3gw.client(
-            host=parts.hostname or "localhost", port=parts.port or 2379,
-            protocol="https" if parts.scheme.endswith("https") else "http",
-            ca_cert=query.get("ca_cert"), cert_key=query.get("cert_key"),
-            cert_cert=query.get("cert_cert"), timeout=seconds,
-            api_path="/%s/" % api if api else None)
+        # NOTE: imported here, as etcd3gw is: only etcd engines load it.
+        from murano_cidr.drivers.lock import etcd_members
+        self._members = etcd_members.Members(url, seconds)
         self._request = request
 
+    def _call(self, what, function):
+        return self._request(what, lambda: self._members.call(function))
+
+    @staticmethod
+    def _bytes(value):
+        return value.encode("utf-8") if isinstance(value, str) else value
+
     def read(self, name):
-        values = self._request("cannot read the record %s" % name,
-                               lambda: self._client.get(name))
-        data = values[0] if values else None
-        if isinstance(data, str):
-            data = data.encode("utf-8")
+        values = self._call("cannot read the record %s" % name,
+                            lambda client: client.get(name))
+        data = self._bytes(values[0]) if values else None
         return data, data
 
     def create(self, name, data, version, hold):
@@ -172,27 +178,28 @@ class EtcdRecords(reservations.RecordStore):
             # NOTE: a key etcd still has is live; its lease drops it.
             return False
 
-        def create():
-            lease = self._client.lease(max(1, int(hold)))
-            return self._client.create(name, data, lease=lease)
+        def create(client):
+            lease = client.lease(max(1, int(hold)))
+            if client.create(name, data, lease=lease):
+                return True
+            values = client.get(name)
+            return bool(values) and self._bytes(values[0]) == self._bytes(
+                data)
 
-        return bool(self._request("cannot write the record %s" % name,
-                                  create))
+        return bool(self._call("cannot write the record %s" % name, create))
 
     def delete(self, name, data):
         import base64
 
         def encode(value):
-            if isinstance(value, str):
-                value = value.encode("utf-8")
-            return base64.b64encode(value).decode("ascii")
+            return base64.b64encode(self._bytes(value)).decode("ascii")
 
         txn = {"compare": [{"key": encode(name), "result": "EQUAL",
                             "target": "VALUE", "value": encode(data)}],
                "success": [{"request_delete_range": {"key": encode(name)}}],
                "failure": []}
-        result = self._request("cannot delete the record %s" % name,
-                               lambda: self._client.transaction(txn))
+        result = self._call("cannot delete the record %s" % name,
+                            lambda client: client.transaction(txn))
         return bool(result.get("succeeded"))
 
 
@@ -242,8 +249,14 @@ class ZooKeeperRecords(reservations.RecordStore):
         from kazoo import exceptions as kazoo_exceptions
 
         def call():
+            client = self._connected()
             try:
-                return function(self._connected())
+                # NOTE: kazoo's retry (the client's command_retry, bounded
+                # by lock_timeout, a fresh copy per call) sends a request
+                # again once the session has moved to another server: a
+                # server lost mid-request must not turn a held
+                # reservation into a lost one.
+                return client.retry(function, client)
             except (kazoo_exceptions.NoNodeError,
                     kazoo_exceptions.NodeExistsError,
                     kazoo_exceptions.BadVersionError):
@@ -263,11 +276,19 @@ class ZooKeeperRecords(reservations.RecordStore):
         return found if found else (None, None)
 
     def create(self, name, data, version, hold):
+        from kazoo import exceptions as kazoo_exceptions
+
         def write(client):
-            if version is None:
-                client.create(self._path(name), data, makepath=True)
-            else:
-                client.set(self._path(name), data, version=version)
+            try:
+                if version is None:
+                    client.create(self._path(name), data, makepath=True)
+                else:
+                    client.set(self._path(name), data, version=version)
+            except (kazoo_exceptions.NodeExistsError,
+                    kazoo_exceptions.BadVersionError):
+                # A retry may find its own write, applied before the
+                # connection was lost: the record then holds this data.
+                return client.get(self._path(name))[0] == data
             return True
 
         return self._call("cannot write the record %s" % name, write)

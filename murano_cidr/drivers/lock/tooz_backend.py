@@ -14,7 +14,9 @@
 
 tooz gives the scope lock (where the service queues its waiters); the
 reservation records are kept through a client of the driver's own
-(:mod:`.service_records`). The coordinator is started at the first use
+(:mod:`.service_records`). Where no scope lock is taken and tooz's client
+could not reach every member (etcd3), no coordinator is built. The
+coordinator is started at the first use
 rather than when the driver is built, so an engine can start while the
 lock service is down (its allocations fail until the service is back).
 Where the backend needs it, tooz's heartbeat keeps the locks this process
@@ -98,8 +100,7 @@ class ToozLockBackend(backend.LockBackend):
             #: itself (None: the client's own options bound every call).
             self.request_seconds = self._service.request_seconds(
                 url, lock_timeout)
-            self._coordinator = coordination.get_coordinator(
-                url, _member_id(), **self._options)
+            self._coordinator = self._new_coordinator()
             self._errors = (tooz.ToozError,) + self._service.errors()
             self.records = self._service.records(url, lock_timeout,
                                                  self.request)
@@ -121,6 +122,12 @@ class ToozLockBackend(backend.LockBackend):
                 option="coordination_url",
                 reason="%s: %s" % (self.description,
                                    tooz_clients.describe(e)))
+
+    def _new_coordinator(self):
+        if not self._service.coordinated:
+            return None
+        return coordination.get_coordinator(self.url, _member_id(),
+                                            **self._options)
 
     @property
     def checked_seconds(self):
@@ -184,6 +191,8 @@ class ToozLockBackend(backend.LockBackend):
                                                 tooz_clients.describe(e)))
 
     def _coordinator_ready(self):
+        if not self._service.coordinated:
+            return None
         with self._start_lock:
             if self._restart:
                 if self._started:
@@ -199,8 +208,7 @@ class ToozLockBackend(backend.LockBackend):
                 # NOTE: a new coordinator, with a client of its own: kazoo's
                 # client, started again after it gave up, failed its first
                 # request after the network healed.
-                self._coordinator = coordination.get_coordinator(
-                    self.url, _member_id(), **self._options)
+                self._coordinator = self._new_coordinator()
                 self._restart = False
             if not self._started:
                 if self.request_seconds is not None:
@@ -301,9 +309,10 @@ class ToozLockBackend(backend.LockBackend):
         :returns: None, or why the service does not answer.
         """
         reason = tooz_clients.tcp_probe(self.url, timeout)
-        if reason is None and self.request_seconds is not None:
+        if reason is None and (self.request_seconds is not None
+                               or not self._service.coordinated):
             reason = self._service.ping(self.url, timeout)
-        if reason is not None:
+        if reason is not None or not self._service.coordinated:
             return reason
         with self._start_lock:
             if self._started:

@@ -31,6 +31,7 @@ from murano_cidr.drivers.lock import redis_ping
 from murano_cidr.drivers.lock import redis_sentinel
 from murano_cidr.drivers.lock import service_records
 from murano_cidr import exceptions
+from murano_cidr import messages
 
 #: Longest pause, in seconds, between two attempts to reach a lost server:
 #: kazoo's default grows to an hour, which would delay recovery after an
@@ -61,6 +62,9 @@ def _hosts(url):
     parts = urllib.parse.urlsplit(url)
     if redis_sentinel.master_name(url):
         return redis_sentinel.sentinels(url)
+    if parts.scheme in ETCD_SCHEMES:
+        from murano_cidr.drivers.lock import etcd_members
+        return etcd_members.members(url)
     netloc = parts.netloc.rpartition("@")[2]
     if parts.scheme in ("zookeeper", "kazoo") and "," in netloc:
         # NOTE: kazoo's host list, "h1:p1,h2:p2": urlsplit cannot read
@@ -74,7 +78,8 @@ def tcp_probe(url, timeout):
     """Return None if a host of the URL accepts a connection.
 
     Every host the URL names is tried in turn (a ZooKeeper host list, the
-    Sentinels of a Redis URL): the client uses any of them.
+    members of an etcd URL, the Sentinels of a Redis URL): the client uses
+    any of them.
 
     :returns: None (also for a URL without host and port), or why no
         connection succeeded.
@@ -82,8 +87,8 @@ def tcp_probe(url, timeout):
     try:
         hosts = [(host, port) for host, port in _hosts(url)
                  if host and port]
-    except ValueError as e:
-        return "bad URL: %s" % e
+    except (ValueError, exceptions.InvalidConfig) as e:
+        return "bad URL: %s" % messages.clause(e)
     reasons = []
     for host, port in hosts:
         try:
@@ -140,10 +145,14 @@ class Client(object):
         process's locks alive.
     :ivar serialises: whether engines wait for the scope lock before they
         pick; True where the service queues its waiters in order.
+    :ivar coordinated: whether the driver needs tooz's coordinator at
+        all; False where engines take no scope lock and the records
+        have a client of their own (the coordinator is then never built).
     """
 
     heart = True
     serialises = True
+    coordinated = True
 
     def options(self, lock_timeout):
         """Return the tooz options that bound this backend's calls.
@@ -294,42 +303,43 @@ class Etcd3(Client):
 
     Usage considerations:
 
-    * A lock (the scope lock, not taken on etcd3, and tooz's membership)
-      is a key attached to a lease of ``lock_timeout`` seconds, refreshed
-      by tooz's heartbeat; each HTTP request times out after
-      :func:`request_timeout` seconds (tooz's own default is 30 s whatever
-      the lease), so a call fails within about ``lock_timeout`` when etcd
-      does not answer, at once when it refuses connections. A
-      reservation record is a key on a lease of ``reservation_timeout``
-      (:class:`~murano_cidr.drivers.lock.service_records.EtcdRecords`),
-      through an etcd3gw client of the driver's own with the same
-      request timeout.
+    * No tooz coordinator is built on etcd3: engines take no scope lock
+      there, and the reservation records go through etcd3gw clients of
+      the driver's own, one per member the URL names
+      (:class:`~murano_cidr.drivers.lock.service_records.EtcdRecords`,
+      :mod:`~murano_cidr.drivers.lock.etcd_members`). tooz's etcd3gw
+      driver takes one host, so a URL naming several members could not
+      start it, and one member's loss would stop it.
+    * Each HTTP request times out after :func:`request_timeout` seconds;
+      a call goes to the next member when one cannot be reached, two
+      members at most, so it fails within about ``lock_timeout`` when no
+      member answers, at once when they refuse connections. A member
+      that failed is asked last by the calls that follow.
     * tooz waits for an etcd3 lock by trying it again every second, while
       the engine that just released it takes it back at once: with six
       engines allocating in one scope, some waited five seconds for their
       first CIDR (doc/source/benchmarks.rst). Picks are therefore not
       serialised on etcd3 (see :mod:`murano_cidr.drivers.lock.backend`).
-    * Each failed attempt at a lock grants a lease that lives
-      ``lock_timeout`` seconds (tooz creates one per attempt).
     """
 
     serialises = False
+    coordinated = False
 
     def errors(self):
-        # NOTE: tooz translates etcd3gw's errors in lock calls, but not
-        # when the coordinator starts (it grants a membership lease).
         from etcd3gw import exceptions as etcd3gw_exceptions
         return (etcd3gw_exceptions.Etcd3Exception,)
 
-    def options(self, lock_timeout):
-        # NOTE: tooz's default HTTP timeout is 30 s whatever lock_timeout
-        # is; a request that outlives a lock's lease is of no use. The
-        # membership lease keeps its own timeout: it sets the heartbeat's
-        # pace (a shorter one would expire between beats on a slow link,
-        # and each beat would then grant a new one).
-        return {"lock_timeout": lock_timeout,
-                "timeout": request_timeout(lock_timeout),
-                "membership_timeout": lock_timeout}
+    def ping(self, url, seconds):
+        """Ask each member in turn for its status, until one answers."""
+        from etcd3gw import exceptions as etcd3gw_exceptions
+
+        from murano_cidr.drivers.lock import etcd_members
+        try:
+            etcd_members.Members(url, seconds).call(
+                lambda client: client.status())
+        except etcd3gw_exceptions.Etcd3Exception as e:
+            return describe(e)
+        return None
 
     def records(self, url, lock_timeout, request):
         return service_records.EtcdRecords(
@@ -401,6 +411,9 @@ class Redis(Client):
         return service_records.RedisRecords(
             url, self.request_seconds(url, lock_timeout), request, REPLICAS)
 
+
+#: The schemes of tooz's etcd3gw driver.
+ETCD_SCHEMES = ("etcd3", "etcd3+http", "etcd3+https")
 
 _CLIENTS = {
     "zookeeper": ZooKeeper,

@@ -159,6 +159,11 @@ class LocalServer(fixtures.Fixture):
         :raises RuntimeError: if it does not answer within
             :data:`START_TIMEOUT` seconds.
         """
+        self.launch()
+        self.wait_until_it_answers()
+
+    def launch(self):
+        """Start the server's process, without waiting for it."""
         log = open(os.path.join(self.directory, "server.log"), "ab")
         popen = subprocess.Popen if self.host is None else self.host.popen
         try:
@@ -167,6 +172,13 @@ class LocalServer(fixtures.Fixture):
                 stdin=subprocess.DEVNULL, cwd=self.directory)
         finally:
             log.close()
+
+    def wait_until_it_answers(self):
+        """Wait until the launched server answers.
+
+        :raises RuntimeError: if it does not answer within
+            :data:`START_TIMEOUT` seconds.
+        """
         if not until(lambda: self.process.poll() is None and self.answers(),
                      START_TIMEOUT):
             self.stop()

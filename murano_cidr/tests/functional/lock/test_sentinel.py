@@ -21,10 +21,16 @@ three Sentinels of the test's own (:mod:`.sentinel_servers`).
   the engines allocate again once the old master is a replica.
 * The first Sentinel of the URL down, the others and the master up: every
   call works, and ``murano-cidr-status upgrade check`` succeeds.
+* The master SIGKILLed in sync, three reservations in flight (their
+  records acknowledged by the replica, their subnets not created yet):
+  after the failover (and the old master back as a replica) another
+  engine fills the pool around them, and their confirms succeed.
 
 ``MURANO_CIDR_ALL_FAULTS=1`` also runs the stall with a longer run after
-the resume. The figures of ``doc/source/admin/lock-services.rst`` are the
-default stall run ten times in a row.
+the resume, and a replica that acknowledges nothing (stopped): the
+``allocate`` then fails with ``LockUnavailable``, nothing handed out.
+The figures of ``doc/source/admin/lock-services.rst`` are the default
+stall run ten times in a row.
 """
 
 import json
@@ -57,7 +63,7 @@ POOL = {"pool_cidrs": ["10.43.0.0/20"], "subnet_prefixlen": 24}
 #: Run the longer variants too.
 ALL_FAULTS = os.environ.get("MURANO_CIDR_ALL_FAULTS") == "1"
 #: The variants run only with ``MURANO_CIDR_ALL_FAULTS=1``.
-BY_HAND = frozenset(("master_stalled_long",))
+BY_HAND = frozenset(("master_stalled_long", "replica_behind"))
 #: Seconds a test may run at most, whatever happens.
 TEST_TIMEOUT = 300
 
@@ -214,3 +220,56 @@ class SentinelTests(harness.EngineHarness, base.TestCase):
         result = status.check_lock_service(conf)
         self.assertEqual(upgradecheck.Code.SUCCESS, result.code,
                          result.details)
+
+    def test_master_killed_in_sync(self):
+        # Reservations in flight, their records acknowledged by the
+        # replica (WAIT 1), their subnets not created yet: the records
+        # alone hold their CIDRs through the failover.
+        watchdog = test_faults.WATCHDOG * self.lock_timeout
+        holder = test_faults.Remote(self, "holder", **POOL)
+        owners = ["held-%d" % i for i in range(3)]
+        held = {holder.expect(history.ALLOCATE, owner, watchdog)["value"]
+                for owner in owners}
+        for owner in owners:
+            self.routers.remove_interface(owner)
+        master, replica = self.cluster.master, self.cluster.replica
+        master.kill()
+        self.assertTrue(self.cluster.wait_for_master(replica),
+                        "the Sentinels did not promote the replica")
+        # Writes need a replica again: the old master, restarted, is
+        # turned into the new master's.
+        master.start()
+        self.assertTrue(self.cluster.wait_for_role(master, "slave"),
+                        "the Sentinels did not turn the old master into a "
+                        "replica")
+        self.assertTrue(sentinel_servers.servers.until(
+            lambda: replica.connected_replicas() == 1,
+            sentinel_servers.CHANGE_TIMEOUT))
+        other = test_faults.Remote(self, "other", **POOL)
+        given = [other.expect(history.ALLOCATE, "other-%d" % i,
+                              watchdog)["value"]
+                 for i in range(16 - len(held))]
+        other.expect(history.ALLOCATE, "one-more", watchdog,
+                     error="PoolExhausted")
+        self.assertEqual(set(), held & set(given))
+        # The records were kept: every confirm succeeds.
+        for owner in owners:
+            holder.expect(history.CONFIRM, owner, watchdog)
+        self.assertNeverCollided(allowed_errors=("PoolExhausted",))
+
+    def test_replica_behind(self):
+        # A replica that acknowledges nothing (stopped: as far behind as
+        # it gets): a record no replica acknowledged is not handed out.
+        watchdog = test_faults.WATCHDOG * self.lock_timeout
+        engine = test_faults.Remote(self, "e1", **POOL)
+        engine.cycle("net-1", watchdog)
+        self.cluster.replica.freeze()
+        try:
+            reply = engine.expect(history.ALLOCATE, "net-2", watchdog,
+                                  error="LockUnavailable")
+        finally:
+            self.cluster.replica.thaw()
+        self.assertIn("0 replica(s) acknowledged, 1 needed", reply["message"])
+        # Once it acknowledges again, allocations go on.
+        engine.cycle("net-3", watchdog)
+        self.assertNeverCollided()

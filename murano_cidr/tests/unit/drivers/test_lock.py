@@ -413,8 +413,9 @@ class TestCoordinationUrl(LockTestCase):
         self.assertEqual(7, get.call_args.kwargs["lock_timeout"])
         self._build("zookeeper://127.0.0.1:2181")
         self.assertEqual(7, get.call_args.kwargs["timeout"])
+        get.reset_mock()
         self._build("etcd3+http://127.0.0.1:2379")
-        self.assertEqual(7, get.call_args.kwargs["lock_timeout"])
+        get.assert_not_called()  # etcd3: the records' own clients only
         self._build("redis://127.0.0.1:6379?lock_timeout=3")
         self.assertNotIn("lock_timeout", get.call_args.kwargs)
         self._build("file:///tmp/x")

@@ -103,12 +103,11 @@ class TestClientOptions(base.TestCase):
         self.assertTrue(client.closed(closed))
         self.assertFalse(client.closed(kazoo_exceptions.ConnectionLoss()))
 
-    def test_etcd_requests_time_out_within_the_lock(self):
-        options = tooz_clients.for_url("etcd3+http://h:2379").options(7)
-        # Two failed requests fit in lock_timeout; the heart keeps the
-        # lock's pace.
-        self.assertEqual({"lock_timeout": 7, "timeout": 3,
-                          "membership_timeout": 7}, options)
+    def test_etcd_needs_no_coordinator(self):
+        client = tooz_clients.for_url("etcd3+http://h1:2379,h2:2379")
+        # No scope lock on etcd, and tooz's client takes one member.
+        self.assertFalse(client.coordinated)
+        self.assertFalse(client.serialises)
 
     def test_redis_sockets_time_out_within_the_lock(self):
         options = tooz_clients.for_url("redis://h:6379").options(7)
@@ -192,7 +191,7 @@ class ToozTestCase(base.TestCase):
             return_value=self.coordinator))
         self.driver = allocator.get_allocator(self.conf)
         self.addCleanup(self.driver.close)
-        self.options = self.get.call_args.kwargs
+        self.options = (self.get.call_args or mock.call()).kwargs
 
     @staticmethod
     def new_coordinator():
@@ -327,11 +326,9 @@ class TestEtcdBackend(ToozTestCase, _LockNames):
         self.assertIn("Connection refused", str(e))
         self.assertIsNone(self.driver.get("net-1"))
 
-    def test_close_does_not_wait_for_a_heart_that_never_stops(self):
+    def test_no_coordinator_is_built_or_started(self):
         self.driver.allocate("net-1", scope="r")
-        self.coordinator.heart.is_alive.return_value = True
-        self.coordinator.heart.wait.return_value = True  # still alive
+        self.driver.confirm("net-1")
         self.driver.close()
-        self.coordinator.heart.stop.assert_called_once_with()
-        self.coordinator.heart.wait.assert_called_once_with(7)
-        self.coordinator.stop.assert_not_called()
+        self.get.assert_not_called()
+        self.coordinator.start.assert_not_called()
