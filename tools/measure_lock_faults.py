@@ -95,7 +95,7 @@ def blackholes(host, url, scope):
     held.allocate("m-1", scope=scope)
     host.blackhole()
     timed("mid-call", "confirm (held)", held.confirm, "m-1")
-    held.release("m-1")
+    timed("mid-call", "release", held.release, "m-1")
     timed("mid-call", "allocate", held.allocate, "m-2", scope=scope)
     host.heal()
     timed("mid-call", "allocate after heal", held.allocate, "m-3",
