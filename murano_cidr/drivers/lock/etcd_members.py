@@ -23,6 +23,7 @@ call goes to two members at most, each once, so that it ends within the
 bound of two requests.
 """
 
+import functools
 import urllib.parse
 
 from oslo_utils import netutils
@@ -104,6 +105,13 @@ class Members(object):
                 cert_cert=query.get("cert_cert"), timeout=seconds,
                 api_path="/%s/" % api if api else None)
             for host, port in self.addresses]
+        for client in self._clients:
+            if getattr(client, "timeout", None) is None:
+                # NOTE: an older etcd3gw (2023.2's 2.1.0) keeps the
+                # timeout on its requests session, which requests never
+                # reads: a blackholed member would hold every call.
+                client.session.request = functools.partial(
+                    client.session.request, timeout=seconds)
         # NOTE: a member that failed is asked last from then on: a lost
         # member costs its timeout once, not at every call.
         self._first = 0

@@ -17,6 +17,7 @@ member to the next, and ZooKeeper's records retried by kazoo."""
 from unittest import mock
 
 from etcd3gw import exceptions as etcd3gw_exceptions
+import requests
 
 from murano_cidr.drivers.lock import etcd_members
 from murano_cidr.drivers.lock import service_records
@@ -90,11 +91,28 @@ class TestFailover(base.TestCase):
         return call
 
     def test_one_client_per_member(self):
-        self.assertEqual(["http://h1:2379", "http://h2:2380",
-                          "http://h3:2379"],
-                         [c.base_url for c in self.members._clients])
+        # NOTE: etcd3gw before 2.3 (2023.2's 2.1.0) has no base_url, and
+        # keeps the timeout on its requests session.
+        self.assertEqual([("http", "h1", 2379), ("http", "h2", 2380),
+                          ("http", "h3", 2379)],
+                         [(c.protocol, c.host, c.port)
+                          for c in self.members._clients])
         self.assertEqual([3, 3, 3],
-                         [c.timeout for c in self.members._clients])
+                         [getattr(c, "timeout", None) or c.session.timeout
+                          for c in self.members._clients])
+
+    def test_every_request_carries_the_timeout(self):
+        sent = []
+
+        def send(adapter, request, **kwargs):
+            sent.append((request.url.split("/")[2], kwargs.get("timeout")))
+            raise requests.exceptions.ConnectionError("refused")
+
+        with mock.patch.object(requests.adapters.HTTPAdapter, "send",
+                               autospec=True, side_effect=send):
+            self.assertRaises(etcd3gw_exceptions.ConnectionFailedError,
+                              self.members.call, lambda c: c.get("k"))
+        self.assertEqual([("h1:2379", 3), ("h2:2380", 3)], sent)
 
     def test_a_lost_member_hands_the_call_to_the_next(self):
         self.assertEqual("answer of 1", self.members.call(
