@@ -26,7 +26,6 @@ figures of ``doc/source/admin/lock-services.rst`` are these runs'.
 """
 
 import json
-import queue
 import time
 
 import fixtures
@@ -103,16 +102,7 @@ class ClusterEngines(harness.EngineHarness):
         """Stop the engines, check the history; return the figures."""
         processes, results, stop = run
         stop.set()
-        reports = []
-        for _ in processes:
-            try:
-                reports.append(results.get(timeout=harness.DEADLINE))
-            except queue.Empty:
-                self.fail("an engine did not report within %d s"
-                          % harness.DEADLINE)
-        for process in processes:
-            process.join(timeout=harness.DEADLINE)
-            self.assertEqual(0, process.exitcode)
+        reports = self.collect_reports(processes, results)
         ops = history.load(self.history_dir)
         figures = test_sentinel.measure(ops, fault_start, fault_end)
         figures["lost"] = sum(r.get("lost", 0) for r in reports)

@@ -130,8 +130,8 @@ class EngineHarness(object):
                    for i in range(processes)]
         return engines, results
 
-    def finish_engines(self, engines, results, count):
-        """Wait for the engines and check each deployed ``count``."""
+    def collect_reports(self, engines, results):
+        """Wait for each engine's report and its clean exit; return them."""
         reports = []
         for _ in engines:
             try:
@@ -141,6 +141,11 @@ class EngineHarness(object):
         for process in engines:
             process.join(timeout=DEADLINE)
             self.assertEqual(0, process.exitcode)
+        return reports
+
+    def finish_engines(self, engines, results, count):
+        """Wait for the engines and check each deployed ``count``."""
+        reports = self.collect_reports(engines, results)
         for report in reports:
             self.assertEqual(count, report.get("deployed", 0), report)
             self.assertEqual(self.runtime, report["runtime"], report)

@@ -35,7 +35,6 @@ stall run ten times in a row.
 
 import json
 import os
-import queue
 import threading
 import time
 import unittest
@@ -177,16 +176,7 @@ class SentinelTests(harness.EngineHarness, base.TestCase):
         self.progress(after)
 
         stop.set()
-        reports = []
-        for _ in processes:
-            try:
-                reports.append(results.get(timeout=harness.DEADLINE))
-            except queue.Empty:
-                self.fail("an engine did not report within %d s"
-                          % harness.DEADLINE)
-        for process in processes:
-            process.join(timeout=harness.DEADLINE)
-            self.assertEqual(0, process.exitcode)
+        reports = self.collect_reports(processes, results)
         figures = measure(history.load(self.history_dir), fault_start,
                           fault_end)
         figures["reports"] = reports
