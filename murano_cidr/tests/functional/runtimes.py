@@ -160,20 +160,23 @@ def describe(replies):
 
 
 def load_tests(loader, tests, pattern):
-    """Apply :data:`SCENARIOS`; leave out the patched cells run by hand.
+    """Apply :data:`SCENARIOS`; leave out the cells run by hand.
 
     A test class lists the cells (test method names) CI runs patched in
     its ``patched_in_ci``; the others run patched with
-    ``MURANO_CIDR_ALL_FAULTS=1``. They are not collected at all (rather
-    than skipped), so a run that reports no skip ran every cell it
-    collected. Use as a test module's ``load_tests``.
+    ``MURANO_CIDR_ALL_FAULTS=1``. The cells in its ``by_hand`` run, in
+    both runtimes, only then. They are not collected at all (rather than
+    skipped), so a run that reports no skip ran every cell it collected.
+    Use as a test module's ``load_tests``.
     """
     suite = unittest.TestSuite()
     for test in testtools.iterate_tests(
             testscenarios.load_tests_apply_scenarios(loader, tests,
                                                      pattern)):
-        if (ALL_FAULTS or getattr(test, "runtime", PLAIN) != PATCHED
-                or test._testMethodName in getattr(test, "patched_in_ci",
-                                                   ())):
+        name = test._testMethodName
+        if ALL_FAULTS or (
+                name not in getattr(test, "by_hand", ())
+                and (getattr(test, "runtime", PLAIN) != PATCHED
+                     or name in getattr(test, "patched_in_ci", ()))):
             suite.addTest(test)
     return suite

@@ -26,18 +26,19 @@ three Sentinels of the test's own (:mod:`.sentinel_servers`).
   after the failover (and the old master back as a replica) another
   engine fills the pool around them, and their confirms succeed.
 
-``MURANO_CIDR_ALL_FAULTS=1`` also runs the stall with a longer run after
-the resume, and a replica that acknowledges nothing (stopped): the
+Each runs its engines plain and patched by eventlet as Murano's engine
+is (:mod:`~murano_cidr.tests.functional.runtimes`); CI runs the stall
+and the master killed in sync in both. ``MURANO_CIDR_ALL_FAULTS=1`` also
+runs the other cells patched, the stall with a longer run after the
+resume, and a replica that acknowledges nothing (stopped): the
 ``allocate`` then fails with ``LockUnavailable``, nothing handed out.
 The figures of ``doc/source/admin/lock-services.rst`` are the default
 stall run ten times in a row.
 """
 
 import json
-import os
 import threading
 import time
-import unittest
 
 import fixtures
 from oslo_config import cfg
@@ -54,32 +55,16 @@ from murano_cidr.tests.functional.lock import sentinel_servers
 from murano_cidr.tests.functional.lock import test_faults
 from murano_cidr.tests.functional.lock import test_lock_driver as harness
 from murano_cidr.tests.functional.lock import workers
+from murano_cidr.tests.functional import runtimes
 
 LOG = logging.getLogger(__name__)
 
 #: 16 candidate /24s: engines contend for them.
 POOL = {"pool_cidrs": ["10.43.0.0/20"], "subnet_prefixlen": 24}
-#: Run the longer variants too.
-ALL_FAULTS = os.environ.get("MURANO_CIDR_ALL_FAULTS") == "1"
-#: The variants run only with ``MURANO_CIDR_ALL_FAULTS=1``.
-BY_HAND = frozenset(("master_stalled_long", "replica_behind"))
 #: Seconds a test may run at most, whatever happens.
 TEST_TIMEOUT = 300
 
-
-def load_tests(loader, tests, pattern):
-    """Leave out the longer variants, unless asked for.
-
-    They are not collected at all (rather than skipped), so a run that
-    reports no skip ran every test it collected.
-    """
-    if ALL_FAULTS:
-        return tests
-    suite = unittest.TestSuite()
-    for test in testtools.iterate_tests(tests):
-        if getattr(test, "_testMethodName", "")[len("test_"):] not in BY_HAND:
-            suite.addTest(test)
-    return suite
+load_tests = runtimes.load_tests
 
 
 def measure(ops, fault_start, fault_end):
@@ -111,6 +96,12 @@ def measure(ops, fault_start, fault_end):
 
 class SentinelTests(harness.EngineHarness, base.TestCase):
     """Redis with Sentinel; engines in processes of their own."""
+
+    scenarios = runtimes.SCENARIOS
+    patched_in_ci = frozenset(("test_master_stalled",
+                               "test_master_killed_in_sync"))
+    #: The variants run only with ``MURANO_CIDR_ALL_FAULTS=1``.
+    by_hand = frozenset(("test_master_stalled_long", "test_replica_behind"))
 
     lock_timeout = 30
     #: Engines allocating through the stall, and one started during it.
