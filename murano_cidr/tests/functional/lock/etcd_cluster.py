@@ -28,7 +28,7 @@ class EtcdMember(servers.EtcdServer):
 
     def __init__(self, name, ports, cluster):
         super().__init__()
-        self.member_name = name
+        self.member_name = self.name_in_logs = name
         self.ports = ports
         self.cluster = cluster
 
@@ -49,36 +49,21 @@ class EtcdMember(servers.EtcdServer):
                               timeout=5).status()
 
 
-class EtcdCluster(fixtures.Fixture):
+class EtcdCluster(servers.Cluster):
     """Three etcd members; each answers once the cluster has a leader.
 
     :ivar members: the :class:`EtcdMember` s.
     """
 
-    size = 3
+    server_class = servers.EtcdServer
+    ports_per_member = 2
 
-    def __init__(self):
-        super().__init__()
-        self.members = []
-
-    @property
-    def available(self):
-        """Whether etcd is installed."""
-        return servers.EtcdServer().available
-
-    def _setUp(self):
-        ports = servers.claim_ports(self, 2 * self.size)
+    def make_members(self, ports):
         names = ["m%d" % i for i in range(self.size)]
         cluster = ",".join("%s=http://127.0.0.1:%d" % (name, ports[2 * i + 1])
                            for i, name in enumerate(names))
-        self.members = [
-            self.useFixture(EtcdMember(name, ports[2 * i:2 * i + 2], cluster))
-            for i, name in enumerate(names)]
-        # NOTE: no member answers before a quorum of them runs.
-        for member in self.members:
-            member.launch()
-        for member in self.members:
-            member.wait_until_it_answers()
+        return [EtcdMember(name, ports[2 * i:2 * i + 2], cluster)
+                for i, name in enumerate(names)]
 
     def leader(self):
         """Return the member that leads now, as a live member sees it."""
@@ -98,8 +83,3 @@ class EtcdCluster(fixtures.Fixture):
         members = sorted(self.members, key=lambda m: m is not first)
         return "etcd3+http://%s" % ",".join(
             "%s:%d" % (m.address, m.port) for m in members)
-
-    def log_tails(self):
-        """Return the end of each member's log, for failure messages."""
-        return "\n".join("%s: %s" % (m.member_name, m.log_tail())
-                         for m in self.members)

@@ -217,6 +217,48 @@ class LocalServer(fixtures.Fixture):
         self.process = None
 
 
+class Cluster(fixtures.Fixture):
+    """Servers of one cluster, started together (a base).
+
+    A subclass gives :attr:`server_class`, :attr:`ports_per_member` and
+    :meth:`make_members`.
+
+    :ivar members: the members, each a :class:`LocalServer`.
+    """
+
+    size = 3
+    server_class = None
+    ports_per_member = 1
+
+    def __init__(self):
+        super().__init__()
+        self.members = []
+
+    @property
+    def available(self):
+        """Whether the server is installed."""
+        return self.server_class().available
+
+    def make_members(self, ports):
+        """Return the member fixtures, unstarted, given their ports."""
+        raise NotImplementedError
+
+    def _setUp(self):
+        ports = claim_ports(self, self.ports_per_member * self.size)
+        self.members = [self.useFixture(member)
+                        for member in self.make_members(ports)]
+        # NOTE: no member answers before a quorum of them runs.
+        for member in self.members:
+            member.launch()
+        for member in self.members:
+            member.wait_until_it_answers()
+
+    def log_tails(self):
+        """Return the end of each member's log, for failure messages."""
+        return "\n".join("%s: %s" % (m.name_in_logs, m.log_tail())
+                         for m in self.members)
+
+
 def _ask(address, port, command, timeout=2):
     """Send a four-letter command to a server and return its answer."""
     with socket.create_connection((address, port), timeout=timeout) as s:

@@ -111,6 +111,18 @@ class EngineHarness(object):
         self.addCleanup(driver.close)
         return driver
 
+    def servers_log(self):
+        """Return what the servers logged last, for failure messages."""
+        return ""
+
+    def progress(self, networks):
+        """Wait until ``networks`` more subnets were plugged."""
+        before = self.routers.added(self.router)
+        self.assertTrue(_until(
+            lambda: self.routers.added(self.router) >= before + networks),
+            "the engines plugged fewer than %d subnets in %d s\n%s"
+            % (networks, DEADLINE, self.servers_log()))
+
     def start(self, target, *args):
         process = self.spawn.Process(target=target, args=args, daemon=True)
         process.start()

@@ -126,14 +126,6 @@ class SentinelTests(harness.EngineHarness, base.TestCase):
         # to the stopped master are answered once it resumes.
         self.backend = {"coordination_url": self.cluster.url()}
 
-    def progress(self, networks):
-        """Wait until ``networks`` more subnets were plugged."""
-        before = self.routers.added(self.router)
-        self.assertTrue(harness._until(
-            lambda: self.routers.added(self.router) >= before + networks),
-            "the engines plugged fewer than %d subnets in %d s"
-            % (networks, harness.DEADLINE))
-
     def start_engine(self, prefix, results, stop):
         return self.start(
             workers.engine, self.settings(POOL), self.lock_path,

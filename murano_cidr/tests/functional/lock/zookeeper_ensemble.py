@@ -30,6 +30,7 @@ class ZooKeeperMember(servers.ZooKeeperServer):
     def __init__(self, number, port, quorum):
         super().__init__()
         self.number = number
+        self.name_in_logs = "server %d" % number
         self.fixed_port = port
         self.quorum = quorum
 
@@ -74,37 +75,22 @@ class ZooKeeperMember(servers.ZooKeeperServer):
         return self.state() is not None
 
 
-class ZooKeeperEnsemble(fixtures.Fixture):
+class ZooKeeperEnsemble(servers.Cluster):
     """Three ZooKeeper servers serving as one ensemble.
 
     :ivar members: the :class:`ZooKeeperMember` s.
     """
 
-    size = 3
+    server_class = servers.ZooKeeperServer
+    ports_per_member = 3
 
-    def __init__(self):
-        super().__init__()
-        self.members = []
-
-    @property
-    def available(self):
-        """Whether ZooKeeper and Java are installed."""
-        return servers.ZooKeeperServer().available
-
-    def _setUp(self):
-        ports = servers.claim_ports(self, 3 * self.size)
+    def make_members(self, ports):
         quorum = "".join(
             "server.%d=127.0.0.1:%d:%d\n"
             % (i + 1, ports[3 * i + 1], ports[3 * i + 2])
             for i in range(self.size))
-        self.members = [
-            self.useFixture(ZooKeeperMember(i + 1, ports[3 * i], quorum))
-            for i in range(self.size)]
-        # NOTE: no server serves before a quorum of them runs.
-        for member in self.members:
-            member.launch()
-        for member in self.members:
-            member.wait_until_it_answers()
+        return [ZooKeeperMember(i + 1, ports[3 * i], quorum)
+                for i in range(self.size)]
 
     @property
     def url(self):
@@ -127,8 +113,3 @@ class ZooKeeperEnsemble(fixtures.Fixture):
                 if m.process is not None]
         return max((state[1], member.number, member)
                    for state, member in live if state)[2]
-
-    def log_tails(self):
-        """Return the end of each server's log, for failure messages."""
-        return "\n".join("server %d: %s" % (m.number, m.log_tail())
-                         for m in self.members)
