@@ -10,11 +10,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Text fit for an operator: one line, no passwords.
+"""Text fit for an operator: one line, printable, no passwords.
 
 Every message murano-cidr prints or logs about an error or a service goes
-through these, so an error is always one line and a URL never shows its
-password, whichever command, driver or tool wrote it.
+through these, so an error is always one line, never sends a terminal
+control character and a URL never shows its password, whichever command,
+driver or tool wrote it.
 """
 
 import re
@@ -42,12 +43,30 @@ def one_line(error):
 
     :param error: an exception or a message.
     :returns: its text with every run of white space (newlines included)
-        made one space; the exception's class name if the text is empty.
+        made one space and other unprintable characters escaped
+        (:func:`printable`); the exception's class name if the text is
+        empty.
     """
     text = str(getattr(error, "inner_exception", None) or error)
     lines = [line for line in text.splitlines()
              if not line.strip().startswith(_SQLALCHEMY_DETAIL)]
-    return " ".join(" ".join(lines).split()) or type(error).__name__
+    return printable(" ".join(" ".join(lines).split())) or type(
+        error).__name__
+
+
+def printable(text):
+    """Return ``text`` with every unprintable character escaped.
+
+    What a message or a table echoes of files, command lines, databases
+    and services (paths, owners, scopes, ids, a server's reason) must not
+    reach an operator's terminal raw: a newline would forge a line, an
+    escape sequence (C0 or C1) repaint the terminal or set its title.
+
+    :param text: a string.
+    :returns: the string, ``\\x1b`` for ESC, ``\\x07`` for BEL, ``\\n``
+        for a newline, ``\\x9b`` for a C1 CSI, and so on.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def clause(error):

@@ -104,8 +104,10 @@ def _guarded(check):
     def wrapper(self):
         try:
             result = check(self)
-            return _result(result.code, configuration.name_files(
-                result.details or "", self.argv) or result.details)
+            details = configuration.name_files(result.details or "",
+                                               self.argv)
+            return _result(result.code, messages.printable(details)
+                           if details else result.details)
         except cfg.Error as e:
             return _result(FAILURE, "%s; fix the configuration file"
                            % common.describe_config_error(e, self.conf))
