@@ -19,6 +19,7 @@ driver or tool wrote it.
 """
 
 import re
+import shlex
 
 #: What SQLAlchemy appends to a database error's message, one per line:
 #: the statement, its parameters and a link. Noise for an operator, and
@@ -42,10 +43,8 @@ def one_line(error):
     statement, parameters and link lines are left out.
 
     :param error: an exception or a message.
-    :returns: its text with every run of white space (newlines included)
-        made one space and other unprintable characters escaped
-        (:func:`printable`); the exception's class name if the text is
-        empty.
+    :returns: its text with every run of white space made one space,
+        :func:`printable`; the exception's class name if it is empty.
     """
     text = str(getattr(error, "inner_exception", None) or error)
     lines = [line for line in text.splitlines()
@@ -55,18 +54,35 @@ def one_line(error):
 
 
 def printable(text):
-    """Return ``text`` with every unprintable character escaped.
+    """Return ``text`` with every unprintable (C0, C1...) character escaped.
 
-    What a message or a table echoes of files, command lines, databases
-    and services (paths, owners, scopes, ids, a server's reason) must not
-    reach an operator's terminal raw: a newline would forge a line, an
-    escape sequence (C0 or C1) repaint the terminal or set its title.
-
-    :param text: a string.
-    :returns: the string, ``\\x1b`` for ESC, ``\\x07`` for BEL, ``\\n``
-        for a newline, ``\\x9b`` for a C1 CSI, and so on.
+    Echoed paths, owners, ids or a server's text must not forge a line or
+    send a terminal an escape sequence: ESC becomes ``\\x1b``.
     """
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: Where an exception's hint names the configuration; the process that
+#: shows it fills in its own files (:func:`name_configuration`).
+CONFIGURATION = "--config-file <file> "
+
+
+def config_options(conf):
+    """Return the options naming the files ``conf`` was read from.
+
+    :returns: e.g. ``"--config-file /etc/murano/murano.conf "`` (an
+        engine's are Murano's); ``""`` if none (the tools' search).
+    """
+    files = getattr(conf, "config_file", None) or []
+    dirs = getattr(conf, "config_dir", None) or []
+    dirs = [dirs] if isinstance(dirs, str) else dirs
+    return "".join(["--config-file %s " % shlex.quote(f) for f in files]
+                   + ["--config-dir %s " % shlex.quote(d) for d in dirs])
+
+
+def name_configuration(text, conf):
+    """Return ``text`` with ``conf``'s :func:`config_options` in its hint."""
+    return text.replace(CONFIGURATION, config_options(conf))
 
 
 def clause(error):

@@ -105,7 +105,8 @@ class TestEveryLineEscaped(base.TestCase):
     def test_one_helper_escapes_c0_and_c1(self):
         self.assertEqual("a\\x1b[31m\\x07\\x9b\\x85b",
                          messages.printable("a\x1b[31m\x07\x9b\x85b"))
-        self.assertEqual("caf\u00e9 \\x1b", messages.one_line("caf\u00e9\n\x1b"))
+        self.assertEqual("caf\u00e9 \\x1b",
+                         messages.one_line("caf\u00e9\n\x1b"))
 
     def test_a_missing_configuration_file(self):
         code, out, err = self.run_main(
