@@ -127,6 +127,16 @@ class TestEveryLineEscaped(base.TestCase):
         self.assertNotEqual(0, code, err)
         self.assertPrintable(err)
 
+    def test_the_verbose_line_naming_the_files(self):
+        conf = os.path.join(self.state_path, "r" + CONTROL + ".conf")
+        with open(conf, "w") as f:
+            f.write("[cidr_allocator]\ndriver = random\n")
+        code, out, err = self.run_main(cli.main, "--config-file", conf,
+                                       "--verbose", "allocate", "x")
+        self.assertEqual(0, code, err)
+        self.assertIn("Configuration: ", err)
+        self.assertPrintable(err)
+
     def test_an_upgrade_check_detail(self):
         conf = os.path.join(self.state_path, "db.conf")
         with open(conf, "w") as f:
