@@ -24,6 +24,7 @@ import os
 from oslo_config import cfg
 
 from murano_cidr.drivers import commands
+from murano_cidr import messages
 
 
 def render(groups):
@@ -99,9 +100,11 @@ def used_files(conf):
     """Return the configuration files a parsed ``conf`` read, as one string.
 
     :param conf: a parsed :class:`oslo_config.cfg.ConfigOpts`.
-    :returns: the files, comma-separated, or ``"no configuration file"``.
+    :returns: the files, comma-separated and escaped
+        (:func:`murano_cidr.messages.printable`), or ``"no configuration
+        file"``.
     """
     files = list(conf.config_file or ())
     for directory in conf.config_dir or ():
         files.extend(sorted(glob.glob(os.path.join(directory, "*.conf"))))
-    return ", ".join(files) or "no configuration file"
+    return messages.printable(", ".join(files)) or "no configuration file"

@@ -10,14 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Text fit for an operator: one line, no passwords.
+"""Text fit for an operator: one line, printable, no passwords.
 
 Every message murano-cidr prints or logs about an error or a service goes
-through these, so an error is always one line and a URL never shows its
-password, whichever command, driver or tool wrote it.
+through these, so an error is always one line, never sends a terminal
+control character and a URL never shows its password, whichever command,
+driver or tool wrote it.
 """
 
 import re
+import shlex
 
 #: What SQLAlchemy appends to a database error's message, one per line:
 #: the statement, its parameters and a link. Noise for an operator, and
@@ -41,13 +43,46 @@ def one_line(error):
     statement, parameters and link lines are left out.
 
     :param error: an exception or a message.
-    :returns: its text with every run of white space (newlines included)
-        made one space; the exception's class name if the text is empty.
+    :returns: its text with every run of white space made one space,
+        :func:`printable`; the exception's class name if it is empty.
     """
     text = str(getattr(error, "inner_exception", None) or error)
     lines = [line for line in text.splitlines()
              if not line.strip().startswith(_SQLALCHEMY_DETAIL)]
-    return " ".join(" ".join(lines).split()) or type(error).__name__
+    return printable(" ".join(" ".join(lines).split())) or type(
+        error).__name__
+
+
+def printable(text):
+    """Return ``text`` with every unprintable (C0, C1...) character escaped.
+
+    Echoed paths, owners, ids or a server's text must not forge a line or
+    send a terminal an escape sequence: ESC becomes ``\\x1b``.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: Where an exception's hint names the configuration; the process that
+#: shows it fills in its own files (:func:`name_configuration`).
+CONFIGURATION = "--config-file <file> "
+
+
+def config_options(conf):
+    """Return the options naming the files ``conf`` was read from.
+
+    :returns: e.g. ``"--config-file /etc/murano/murano.conf "`` (an
+        engine's are Murano's); ``""`` if none (the tools' search).
+    """
+    files = getattr(conf, "config_file", None) or []
+    dirs = getattr(conf, "config_dir", None) or []
+    dirs = [dirs] if isinstance(dirs, str) else dirs
+    return "".join(["--config-file %s " % shlex.quote(f) for f in files]
+                   + ["--config-dir %s " % shlex.quote(d) for d in dirs])
+
+
+def name_configuration(text, conf):
+    """Return ``text`` with ``conf``'s :func:`config_options` in its hint."""
+    return text.replace(CONFIGURATION, config_options(conf))
 
 
 def clause(error):

@@ -10,16 +10,43 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The checks of a pool built from explicit networks (``pool_cidrs``).
+"""The checks of networks an operator gives.
 
-Loaded by :meth:`murano_cidr.pool.Pool.from_cidrs` only: an engine on
-Murano's own geometry (``env_ip_template``) never runs them.
+Those of a pool built from explicit networks (``pool_cidrs``), and of
+every CIDR the commands read from their command line and files
+(:func:`network`). Loaded by :meth:`murano_cidr.pool.Pool.from_cidrs`
+and the commands only: an engine on Murano's own geometry
+(``env_ip_template``) never runs them.
 """
-
-import netaddr
 
 from murano_cidr import exceptions
 from murano_cidr import special_ranges
+from murano_cidr import taken
+
+
+def network(value, name):
+    """Parse a network an operator gives, refusing a mistyped one.
+
+    The one check of every CIDR given by hand or in a file (``--taken``,
+    ``import`` rows, Neutron listings, ``pool_cidrs``): it must name its
+    prefix length, and its address must have no host bits set, as Neutron
+    requires of a subnet; netaddr would read ``10.0.0.5/16`` as the whole
+    ``10.0.0.0/16``, and ``10.0.0.5`` as one address.
+
+    :param value: a CIDR string or a :class:`netaddr.IPNetwork`.
+    :param name: where it was given, for the message.
+    :returns: a :class:`netaddr.IPNetwork`.
+    :raises murano_cidr.exceptions.InvalidCidr: if it is not such a CIDR.
+    """
+    if isinstance(value, str) and "/" not in value:
+        raise exceptions.InvalidCidr(value=value, name=name,
+                                     reason="it has no prefix length")
+    net = taken.parse_cidr(value, name)
+    if net.ip != net.network:
+        raise exceptions.InvalidCidr(
+            value=str(value).strip(), name=name,
+            reason="it has host bits set; did you mean %s?" % net.cidr)
+    return net
 
 
 def networks(cidrs, prefixlen, cidrs_option, prefixlen_option, version,
@@ -49,19 +76,11 @@ def networks(cidrs, prefixlen, cidrs_option, prefixlen_option, version,
     parents = []
     for value in cidrs:
         try:
-            if isinstance(value, netaddr.IPNetwork):
-                net = value
-            else:
-                net = netaddr.IPNetwork(str(value).strip())
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            net = network(value, cidrs_option)
+        except exceptions.InvalidCidr as e:
             raise exceptions.InvalidConfig(
                 option=cidrs_option,
-                reason="%r is not a CIDR" % (value,))
-        if net.ip != net.network:
-            raise exceptions.InvalidConfig(
-                option=cidrs_option,
-                reason="%s has host bits set; did you mean %s?"
-                % (net, net.cidr))
+                reason="%r: %s" % (value, e.kwargs["reason"]))
         parents.append(net.cidr)
     versions = sorted({n.version for n in parents})
     if len(versions) > 1:

@@ -25,7 +25,7 @@ from murano_cidr.cmd import store
 from murano_cidr.drivers import capabilities
 from murano_cidr import exceptions
 from murano_cidr.operations import usage as usage_mod
-from murano_cidr import taken as taken_mod
+from murano_cidr import pool_cidrs
 
 Capability = capabilities.Capability
 
@@ -210,11 +210,7 @@ def _taken(values):
         CIDR or has host bits set.
     """
     for value in values:
-        net = taken_mod.parse_cidr(value, "--taken")
-        if net.ip != net.network:
-            raise exceptions.InvalidCidr(
-                value=value, name="--taken", reason="it has host bits set; "
-                "did you mean %s?" % net.cidr)
+        pool_cidrs.network(value, "--taken")
     return values
 
 

@@ -41,16 +41,22 @@ def register(subparsers):
         "--backends", type=simulate.name_list,
         default=list(backends.NAMES), metavar="NAME[,NAME...]",
         help="Among %s (default: all)." % ", ".join(backends.NAMES))
+    limits = runner.LIMITS
     parser.add_argument("--workers", type=int, default=4,
-                        help="W, processes allocating at once (default 4).")
+                        help="W, processes allocating at once (default 4, "
+                        "at most %d)." % limits["workers"])
     parser.add_argument("--allocations", type=int, default=100,
-                        help="N, allocations per worker (default 100).")
+                        help="N, allocations per worker (default 100, at "
+                        "most %d; W x N at most the pool's %d subnets)."
+                        % (limits["allocations"], limits["allocations"]))
     parser.add_argument("--samples", type=int, default=50,
                         help="Allocations timed per fill level, and "
-                        "baseline operations timed (default 50).")
+                        "baseline operations timed (default 50, at most "
+                        "%d)." % limits["samples"])
     parser.add_argument("--repeat", type=int, default=3,
                         help="Timings per pool-math measurement; the "
-                        "median is kept (default 3).")
+                        "median is kept (default 3, at most %d)."
+                        % limits["repeat"])
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--no-pool-math", action="store_true",
                        help="Skip the pool-math benchmarks and targets.")

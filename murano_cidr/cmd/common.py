@@ -269,9 +269,8 @@ def run(prog, func, conf, debug=False, argv=None, exit_code=exit_code_for):
     except (exceptions.MuranoCidrException, OSError) as e:
         if debugging():
             raise
-        print("%s: error: %s" % (prog, configuration.name_files(
-            messages.one_line(e), sys.argv[1:] if argv is None else argv)),
-            file=sys.stderr)
+        print("%s: error: %s" % (prog, messages.name_configuration(
+            messages.one_line(e), conf)), file=sys.stderr)
         return exit_code(e)
     except UnicodeDecodeError as e:
         if debugging():

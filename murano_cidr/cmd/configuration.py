@@ -23,7 +23,6 @@ import argparse
 import glob
 import os
 import re
-import shlex
 
 from oslo_config import cfg
 
@@ -93,27 +92,6 @@ def parse(conf, argv, prog, description=None, usage=None, version=None):
                   if isinstance(e, IsADirectoryError)
                   else "cannot be read: %s" % e.strerror)
         raise exceptions.InvalidInputFile(path=e.filename, reason=reason)
-
-
-#: What the library's messages say where a command must name the
-#: configuration (they are raised in engines too, which know no file).
-HINT = "--config-file <file> "
-
-
-def name_files(text, argv):
-    """Put the configuration this command read where a hint has :data:`HINT`.
-
-    :param text: a message, such as "run 'murano-cidr-manage --config-file
-        <file> db sync' first".
-    :param argv: the command line: its ``--config-file`` and
-        ``--config-dir`` options are repeated; without any, the hint has
-        none (the search finds the same files again).
-    :returns: the message.
-    """
-    files, dirs = _given(argv)
-    named = "".join("--config-file %s " % shlex.quote(f) for f in files)
-    named += "".join("--config-dir %s " % shlex.quote(d) for d in dirs)
-    return text.replace(HINT, named)
 
 
 def _given(argv):

@@ -402,7 +402,7 @@ def do_convert_openstack(conf):
     pools = pool.pools_from_conf(conf)
     result = openstack_export.convert(args.subnets, args.ports_dir, pools)
     for router, subnet, reason in result.skipped:
-        print(output.printable("%s: skipped subnet %s of router %s: %s"
-                               % (PROG, subnet, router, reason)),
+        print(messages.printable("%s: skipped subnet %s of router %s: %s"
+                                 % (PROG, subnet, router, reason)),
               file=sys.stderr)
     output.emit(output.JSON, result.rows)

@@ -14,6 +14,8 @@
 
 import json
 
+from murano_cidr import messages
+
 TABLE = "table"
 JSON = "json"
 FORMATS = (TABLE, JSON)
@@ -32,20 +34,7 @@ def _cell(value):
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return printable(str(value))
-
-
-def printable(text):
-    """Return ``text`` with every unprintable character escaped.
-
-    What a command echoes of files and databases (owners, scopes, ids)
-    must not reach the operator's terminal raw: a newline would forge a
-    line, an escape sequence repaint the terminal or set its title.
-
-    :param text: a string.
-    :returns: the string, ``\\x1b`` for ESC, ``\\n`` for a newline, etc.
-    """
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return messages.printable(str(value))
 
 
 def table(headers, rows):

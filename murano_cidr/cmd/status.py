@@ -57,7 +57,6 @@ from oslo_upgradecheck import upgradecheck
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
-from murano_cidr.cmd import configuration
 from murano_cidr.drivers import capabilities
 from murano_cidr.drivers import commands as driver_commands
 from murano_cidr import exceptions
@@ -104,8 +103,10 @@ def _guarded(check):
     def wrapper(self):
         try:
             result = check(self)
-            return _result(result.code, configuration.name_files(
-                result.details or "", self.argv) or result.details)
+            details = messages.name_configuration(result.details or "",
+                                                  self.conf)
+            return _result(result.code, messages.printable(details)
+                           if details else result.details)
         except cfg.Error as e:
             return _result(FAILURE, "%s; fix the configuration file"
                            % common.describe_config_error(e, self.conf))
@@ -134,16 +135,13 @@ class Checks(upgradecheck.UpgradeCommands):
 
     :param conf: the configuration, with murano-cidr's options registered
         and the configuration files read.
-    :param argv: the command line, whose configuration options the hints
-        repeat (:func:`murano_cidr.cmd.configuration.name_files`).
     """
 
     display_title = "murano-cidr upgrade check results"
 
-    def __init__(self, conf, drivers=None, argv=()):
+    def __init__(self, conf, drivers=None):
         super().__init__()
         self.conf = conf
-        self.argv = argv
         if drivers is None:
             drivers = driver_commands.driver_classes()
         self.drivers = drivers
@@ -325,7 +323,7 @@ def main(argv=None):
         # check from the murano.conf given; this is the command's own
         # configuration object, not Murano's.
         conf.register_opts(MURANO_OPTS, group="murano")
-        upgradecheck.register_cli_options(conf, Checks(conf, argv=argv))
+        upgradecheck.register_cli_options(conf, Checks(conf))
         common.parse(conf, argv, PROG, DESCRIPTION)
         common.setup_logging(conf)
         # NOTE: oslo.upgradecheck has no public way to give

@@ -33,7 +33,6 @@ list --format json``, and the accepted column aliases) are described in
 ``doc/source/admin/operations.rst``.
 """
 
-import netaddr
 from oslo_log import log as logging
 
 from murano_cidr import allocation as allocation_mod
@@ -41,6 +40,7 @@ from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import import_rows
 from murano_cidr.operations import json_stream
+from murano_cidr import pool_cidrs
 
 LOG = logging.getLogger(__name__)
 
@@ -138,15 +138,10 @@ def _allocation(record, pools):
     value = fields["cidr"]
     if not isinstance(value, str):
         return None, "cidr must be a string, got %r" % (value,)
-    if "/" not in value:
-        return None, "%r is not a CIDR: it has no prefix length" % value
     try:
-        net = netaddr.IPNetwork(value.strip())
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None, "%r is not a CIDR" % (value,)
-    if net.ip != net.network:
-        return None, ("%s has host bits set; did you mean %s?"
-                      % (value.strip(), net.cidr))
+        net = pool_cidrs.network(value, "cidr")
+    except exceptions.InvalidCidr as e:
+        return None, str(e)
     ip_version = fields.get("ip_version")
     if ip_version not in (None, ""):
         try:

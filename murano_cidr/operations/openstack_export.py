@@ -35,12 +35,12 @@ import json
 import os
 import re
 
-import netaddr
 from oslo_log import log as logging
 
 from murano_cidr import exceptions
 from murano_cidr.operations import files
 from murano_cidr.operations import reconciling
+from murano_cidr import pool_cidrs
 
 LOG = logging.getLogger(__name__)
 
@@ -111,14 +111,15 @@ def read_subnets(path, check_cidrs=False):
                 "Subnet, as 'openstack subnet list -f json' prints" % number)
         try:
             if check_cidrs:
-                netaddr.IPNetwork(cidr.strip())
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+                pool_cidrs.network(cidr, "Subnet")
+        except exceptions.InvalidCidr as e:
             at = text.find(json.dumps(subnet_id))
             raise exceptions.InvalidInputFile(
-                path=path, reason="%ssubnet %s (item %d): its CIDR %r is not "
-                "a CIDR; take the listing again with 'openstack subnet list "
-                "-f json'" % ("line %d: " % (text.count("\n", 0, at) + 1)
-                              if at >= 0 else "", subnet_id, number, cidr))
+                path=path, reason="%ssubnet %s (item %d): its CIDR %r: %s; "
+                "take the listing again with 'openstack subnet list -f json'"
+                % ("line %d: " % (text.count("\n", 0, at) + 1)
+                   if at >= 0 else "", subnet_id, number, cidr,
+                   e.kwargs["reason"]))
         subnets[subnet_id] = (network_id, cidr)
     return subnets
 
@@ -212,10 +213,9 @@ def convert(subnets_path, ports_dir, pools):
                 continue
             network_id, cidr = subnets[subnet_id]
             try:
-                net = netaddr.IPNetwork(cidr)
-            except (netaddr.AddrFormatError, ValueError, TypeError):
-                result.skipped.append((router, subnet_id,
-                                       "bad CIDR %r" % (cidr,)))
+                net = pool_cidrs.network(cidr, "Subnet")
+            except exceptions.InvalidCidr as e:
+                result.skipped.append((router, subnet_id, str(e)))
                 continue
             pool = pools.get(net.version)
             if pool is None or not pool.contains(net):

@@ -74,6 +74,7 @@ class Database(object):
 
     def __init__(self, conf, schema_check=None):
         group = conf[db_options.GROUP]
+        self._conf = conf
         self.url = connection.connection_url(conf)
         # The default SQLite file's directory (None for a set connection).
         self._directory = None if group.connection else opts.state_path(conf)
@@ -177,14 +178,21 @@ class Database(object):
 
         The error is worded by
         :func:`murano_cidr.drivers.db.misconfigured.translate`, imported
-        only when a call fails.
+        only when a call fails; a hint in it ("run 'murano-cidr-manage db
+        sync' first") names the files this process read
+        (:func:`murano_cidr.messages.name_configuration`).
         """
         try:
             yield
-        except exceptions.MuranoCidrException:
-            raise
+        except exceptions.MuranoCidrException as e:
+            raise self._name_configuration(e)
         except (ImportError, db_exc.DBError, sa_exc.SQLAlchemyError) as e:
-            raise _faults().translate(self, e)
+            raise self._name_configuration(_faults().translate(self, e))
+
+    def _name_configuration(self, error):
+        error.msg = messages.name_configuration(error.msg, self._conf)
+        error.args = (error.msg,)
+        return error
 
     def wait_for_connection(self, deadline=None):
         """Make the process's first connection, waiting for the database.
@@ -248,8 +256,9 @@ class Database(object):
                 from murano_cidr.drivers.db import sqlite_writer
                 path = sqlite_writer.missing_file(self.url)
                 if path is not None:
-                    raise _faults().unsynced_sqlite_file(
-                        self.safe_url, path, self._directory is not None)
+                    raise self._name_configuration(
+                        _faults().unsynced_sqlite_file(
+                            self.safe_url, path, self._directory is not None))
             self.wait_for_connection(deadline)
 
             def attempt(connected):

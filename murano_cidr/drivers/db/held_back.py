@@ -19,7 +19,6 @@ back and when it frees, and ``usage`` (:mod:`.records`) counts with it.
 """
 
 import datetime
-import shlex
 
 import sqlalchemy as sa
 
@@ -27,6 +26,7 @@ from murano_cidr._i18n import _
 from murano_cidr.drivers.db import compat
 from murano_cidr.drivers.db import models
 from murano_cidr.drivers.db import statements
+from murano_cidr import messages
 from murano_cidr import taken as taken_mod
 
 ALLOCATIONS = statements.ALLOCATIONS
@@ -49,21 +49,8 @@ def exhausted(driver, conn, pool, scope, taken_set):
     return driver.exhausted(
         pool, scope, pool.free_map(taken_set.union(held)),
         pool.free_map(held), held_back=_held_back(
-            back, *driver.ages, configuration=_options(driver.conf)))
-
-
-def _options(conf):
-    """The ``--config-file``/``--config-dir`` options ``conf`` was read with.
-
-    An engine's configuration is Murano's (``/etc/murano/murano.conf``,
-    often a ``murano.conf.d`` too): the suggested command reads the same.
-    None: the command's own search.
-    """
-    files = getattr(conf, "config_file", None) or []
-    dirs = getattr(conf, "config_dir", None) or []
-    dirs = [dirs] if isinstance(dirs, str) else dirs
-    return "".join(["--config-file %s " % shlex.quote(f) for f in files]
-                   + ["--config-dir %s " % shlex.quote(d) for d in dirs])
+            back, *driver.ages,
+            configuration=messages.config_options(driver.conf)))
 
 
 def _held_back(back, grace, timeout, configuration):

@@ -237,10 +237,16 @@ def stamp(conf, revision):
     """
     _check_known(revision)
     url = db_connection.connection_url(conf)
-    if sqlite_writer.missing_file(url):
-        # A file that does not exist has no tables: connecting would
-        # create it, and a stamp of base has nothing to record.
-        _check_stamp([], revision, messages.safe_url(url))
+    missing = sqlite_writer.missing_file(url)
+    if missing and revision != "base":
+        # NOTE: connecting would create the file; a stamp of base has
+        # nothing to record in it.
+        raise exceptions.DatabaseNotSynced(
+            url=messages.safe_url(url), reason="the SQLite file %s does not "
+            "exist, so there is nothing to stamp %s: stamping records the "
+            "revision of tables that exist; nothing was created"
+            % (missing, revision))
+    if missing:
         return
     _with_database(conf, stamp_engine, revision)
 

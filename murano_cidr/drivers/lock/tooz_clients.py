@@ -101,12 +101,6 @@ def tcp_probe(url, timeout):
     return "; ".join(reasons) or None
 
 
-def _escape(text):
-    # NOTE: a reason comes from a server or a client library and may hold
-    # anything (newlines, ESC); keep messages and log lines one line.
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def describe(error):
     """Return an exception and its causes as one escaped line.
 
@@ -132,7 +126,9 @@ def describe(error):
         # Only explicit causes: an exception raised while another was
         # handled is not caused by it.
         error = error.__cause__
-    reason = _escape("; caused by ".join(parts))
+    # NOTE: a reason comes from a server or a client library and may hold
+    # anything (newlines, ESC); keep messages and log lines one line.
+    reason = messages.printable("; caused by ".join(parts))
     if len(reason) > MAX_REASON:
         reason = reason[:MAX_REASON - 3] + "..."
     return reason

@@ -131,6 +131,11 @@ class TestCli(CliTestCase):
             self.assertEqual(1, len(err.splitlines()), err)
             self.assertIn("Invalid CIDR '10.0.0.5/16' in --taken: it has "
                           "host bits set; did you mean 10.0.0.0/16?", err)
+            code, out, err = self.run_cli("--config-file", conf, *command,
+                                          "--taken", "10.0.0.5")
+            self.assertEqual((2, ""), (code, out), err)
+            self.assertIn("Invalid CIDR '10.0.0.5' in --taken: it has no "
+                          "prefix length", err)
 
     def test_stateless_list_says_why(self):
         conf = self.write_config("driver = random\n")

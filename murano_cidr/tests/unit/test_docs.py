@@ -17,6 +17,8 @@ import os
 import re
 
 import murano_cidr
+from murano_cidr.drivers import commands
+from murano_cidr import opts
 from murano_cidr.tests import base
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(murano_cidr.__file__)))
@@ -61,6 +63,17 @@ class TestDocs(base.TestCase):
     def test_literal_blocks_are_not_python(self):
         with open(os.path.join(DOCS, "conf.py")) as f:
             self.assertIn('highlight_language = "none"', f.read())
+
+    def test_the_tools_default_driver_is_the_one_documented(self):
+        # Issue 32: operations.rst said it was random; it is db.
+        with open(os.path.join(DOCS, "admin", "operations.rst")) as f:
+            text = " ".join(f.read().split())
+        documented = re.search(r"A command that finds none of these files "
+                               r"runs on the defaults: the ``(\w+)`` driver",
+                               text)
+        self.assertIsNotNone(documented)
+        commands.set_command_defaults(self.conf)
+        self.assertEqual(self.conf[opts.GROUP].driver, documented.group(1))
 
     def test_index_links_the_release_notes(self):
         with open(os.path.join(DOCS, "index.rst")) as f:

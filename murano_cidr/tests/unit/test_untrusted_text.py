@@ -20,7 +20,10 @@ log lines or repaint an operator's terminal.
 import json
 import os
 
+from murano_cidr.cmd import cli
+from murano_cidr.cmd import status
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr.operations import importing
 from murano_cidr.operations import openstack_export
 from murano_cidr import pool
@@ -84,3 +87,64 @@ class TestEscaped(base.TestCase):
         reasons = [reason for _router, _subnet, reason in result.skipped]
         self.assertEqual(1, len(reasons), reasons)
         self.assertEscaped(reasons[0])
+
+
+#: Terminal control sequences: a title change (OSC ... BEL), red text
+#: (CSI), and a C1 CSI (U+009B) that some terminals read as ESC [.
+CONTROL = "\x1b]0;pwned\x07\x1b[31m\x9b2J"
+
+
+class TestEveryLineEscaped(base.TestCase):
+    """Issue 32: an error line echoed a path or URL's control characters."""
+
+    def assertPrintable(self, text):
+        for line in text.splitlines():
+            self.assertTrue(line.isprintable(), repr(line))
+        self.assertIn("\\x1b]0;pwned\\x07\\x1b[31m\\x9b2J", text)
+
+    def test_one_helper_escapes_c0_and_c1(self):
+        self.assertEqual("a\\x1b[31m\\x07\\x9b\\x85b",
+                         messages.printable("a\x1b[31m\x07\x9b\x85b"))
+        self.assertEqual("caf\u00e9 \\x1b",
+                         messages.one_line("caf\u00e9\n\x1b"))
+
+    def test_a_missing_configuration_file(self):
+        code, out, err = self.run_main(
+            cli.main, "--config-file",
+            os.path.join(self.state_path, "no" + CONTROL), "list")
+        self.assertEqual(2, code, err)
+        self.assertPrintable(err)
+
+    def test_a_missing_import_file(self):
+        conf = os.path.join(self.state_path, "r.conf")
+        with open(conf, "w") as f:
+            f.write("[cidr_allocator]\ndriver = db\n"
+                    "[cidr_allocator_database]\nconnection = sqlite:///%s\n"
+                    % os.path.join(self.state_path, "db.sqlite"))
+        code, out, err = self.run_main(
+            cli.main, "--config-file", conf, "import", "--dry-run",
+            os.path.join(self.state_path, "rows" + CONTROL + ".json"))
+        self.assertNotEqual(0, code, err)
+        self.assertPrintable(err)
+
+    def test_the_verbose_line_naming_the_files(self):
+        conf = os.path.join(self.state_path, "r" + CONTROL + ".conf")
+        with open(conf, "w") as f:
+            f.write("[cidr_allocator]\ndriver = random\n")
+        code, out, err = self.run_main(cli.main, "--config-file", conf,
+                                       "--verbose", "allocate", "x")
+        self.assertEqual(0, code, err)
+        self.assertIn("Configuration: ", err)
+        self.assertPrintable(err)
+
+    def test_an_upgrade_check_detail(self):
+        conf = os.path.join(self.state_path, "db.conf")
+        with open(conf, "w") as f:
+            f.write("[cidr_allocator]\ndriver = db\n"
+                    "[cidr_allocator_database]\nconnection = sqlite:///%s\n"
+                    % os.path.join(self.state_path, "no" + CONTROL,
+                                   "db.sqlite"))
+        code, out, err = self.run_main(status.main, "--config-file", conf,
+                                       "upgrade", "check")
+        self.assertNotEqual(0, code, out + err)
+        self.assertPrintable(out)

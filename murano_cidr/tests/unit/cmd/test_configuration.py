@@ -118,9 +118,9 @@ class TestSearch(base.TestCase):
                 "--config-dir a directory of *.conf files" % self.conf_d,
                 err.strip().split(": error: ", 1)[1])
 
-    def test_hints_name_the_configuration_given(self):
+    def test_hints_name_the_configuration_read(self):
         # Issue 32: every hint said "--config-file <file>", whatever the
-        # operator had given (or not).
+        # operator had given (or the search had found).
         missing = os.path.join(self.state_path, "no.sqlite")
         given = os.path.join(self.state_path, "given.conf")
         self.write(given, "[cidr_allocator_database]\nconnection = "
@@ -134,7 +134,8 @@ class TestSearch(base.TestCase):
                    "connection = sqlite:///%s\n" % missing)
         code, out, err = self.run_main(cli.main, "list")
         self.assertEqual(2, code, err)
-        self.assertIn("run 'murano-cidr-manage db sync' first", err)
+        self.assertIn("run 'murano-cidr-manage --config-file %s db sync' "
+                      "first" % self.murano_conf, err)
 
     def test_help_lists_the_files_searched_in_order(self):
         out = self.useFixture(fixtures.StringStream("stdout")).stream

@@ -514,7 +514,7 @@ class TestDiagnosis(CommandTestCase):
             "reconcile", "--subnets", subnets, "--ports-dir",
             os.path.join(self.state_path, "ports"))
         self.assertOneError(code, err, subnets + ": line 3: subnet s-bad",
-                            "'nope' is not a CIDR")
+                            "its CIDR 'nope': it has no prefix length")
         self.assertNotIn("taken", err)
 
     def test_import_names_the_columns_a_header_lacks(self):

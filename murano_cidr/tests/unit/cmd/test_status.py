@@ -90,15 +90,17 @@ class TestChecks(base.TestCase):
         head = revisions.head_revision()
         self.assertResult(SUCCESS, "at the head revision %s" % head,
                           self._revision(head))
-        # No configuration option given: the search finds it again.
+        # No configuration file read: the search finds the same again.
         self.assertResult(FAILURE, "has no murano-cidr tables; run "
                           "'murano-cidr-manage db sync'",
                           self._revision(None))
-        self.checks.argv = ["--config-file", "/etc/my cloud.conf"]
+        path = os.path.join(self.state_path, "my cloud.conf")
+        with open(path, "w") as f:
+            f.write("[DEFAULT]\n")
+        self.conf(["--config-file", path])
         self.assertResult(FAILURE, "has no murano-cidr tables; run "
-                          "'murano-cidr-manage --config-file '/etc/my "
-                          "cloud.conf' db sync'", self._revision(None))
-        self.checks.argv = ()
+                          "'murano-cidr-manage --config-file '%s' db sync'"
+                          % path, self._revision(None))
         self.assertResult(FAILURE, "until then every deployment that needs "
                           "a CIDR fails with DatabaseNotSynced",
                           self._revision(None))

@@ -76,7 +76,7 @@ class TestStream(test_importing.FileTestCase):
              ("line 23", importing.INVALID, ("n0", "10.0.50.0/24", "r1"),
               "owner n0 appears again (first at line 2)"),
              ("line 24", importing.INVALID, ("bad", "nope", "r1"),
-              "'nope' is not a CIDR: it has no prefix length"),
+              "Invalid CIDR 'nope' in cidr: it has no prefix length"),
              ("line 26", importing.INVALID,
               ("inside", "10.0.2.0/25", "r2"),
               "10.0.2.0/25 overlaps 10.0.2.0/24 of owner n2 (line 4) in "

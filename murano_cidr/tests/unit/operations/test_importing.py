@@ -99,9 +99,9 @@ class TestReadFile(FileTestCase):
         self.assertInvalidRow({"cidr": "10.0.1.0/24"}, "missing owner")
         self.assertInvalidRow({"owner": "n", "scope": "r"}, "missing cidr")
         self.assertInvalidRow({"owner": "n", "cidr": "10.0.1.0/33"},
-                              "is not a CIDR")
+                              "not an IPv4 or IPv6 network in CIDR notation")
         self.assertInvalidRow({"owner": "n", "cidr": "banana/24"},
-                              "is not a CIDR")
+                              "not an IPv4 or IPv6 network in CIDR notation")
         self.assertInvalidRow({"owner": "n", "cidr": "10.0.1.0"},
                               "no prefix length")
         self.assertInvalidRow({"owner": "n", "cidr": "10.0.1.7/24"},

@@ -75,6 +75,28 @@ class TestConvert(base.TestCase):
                                    POOLS)
         self.assertEqual([importing.NEW] * 2, [r.status for r in rows])
 
+    def test_host_bits_are_refused_everywhere(self):
+        # Issue 32: a CIDR with host bits was read as the network it falls
+        # in: converted to that network, and taken as it by reconcile.
+        subnets = self.write("subnets.json", [
+            {"ID": "s1", "Network": "n1", "Subnet": "10.0.1.5/24"},
+            {"ID": "s2", "Network": "n2", "Subnet": "10.0.2.1"}])
+        ports = os.path.join(self.state_path, "ports")
+        self.write("ports/r1.json", [
+            {"ID": "p1", "Fixed IP Addresses": [{"subnet_id": "s1"}]},
+            {"ID": "p2", "Fixed IP Addresses": [{"subnet_id": "s2"}]}])
+        result = openstack_export.convert(subnets, ports, POOLS)
+        self.assertEqual([], result.rows)
+        reasons = {s: r for _router, s, r in result.skipped}
+        self.assertIn("it has host bits set; did you mean 10.0.1.0/24?",
+                      reasons["s1"])
+        self.assertIn("it has no prefix length", reasons["s2"])
+        e = self.assertRaises(exceptions.InvalidInputFile,
+                              openstack_export.read_router_listing, subnets,
+                              ports)
+        self.assertIn("subnet s1 (item 1): its CIDR '10.0.1.5/24': it has "
+                      "host bits set; did you mean 10.0.1.0/24?", str(e))
+
     def test_bad_files(self):
         ports = os.path.join(self.state_path, "ports")
         os.makedirs(ports)

@@ -15,6 +15,7 @@
 import datetime
 import os
 import random
+import sqlite3
 import sys
 from unittest import mock
 
@@ -461,6 +462,24 @@ class TestErrors(base.DbTestCase):
             e = self.assertRaises(exceptions.DatabaseNotSynced, call)
             self.assertIn("murano-cidr-manage", str(e))
             self.assertIn("db sync", str(e))
+
+    def test_not_synced_names_the_engine_s_files(self):
+        # Issue 32: an engine's hint said "--config-file <file>" where the
+        # engine had read Murano's file.
+        path = os.path.join(self.state_path, "murano.conf")
+        with open(path, "w") as f:
+            f.write("[DEFAULT]\n")
+        self.conf(["--config-file", path])
+        empty = self.db_path + ".empty"
+        for exists in (False, True):
+            if exists:
+                sqlite3.connect(empty).close()
+            self.db_config(connection="sqlite:///" + empty)
+            driver = self.make_driver()
+            e = self.assertRaises(exceptions.DatabaseNotSynced,
+                                  driver.allocate, "n", scope="r")
+            self.assertIn("run 'murano-cidr-manage --config-file %s db "
+                          "sync' first" % path, str(e))
 
     def test_unreachable_database_names_url_without_password(self):
         # NOTE: max_retries=0: no wait for the server, which oslo.db

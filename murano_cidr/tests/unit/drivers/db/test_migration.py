@@ -70,7 +70,8 @@ class TestMigration(base.TestCase):
         # TestSchemaTools); a real one is recorded.
         e = self.assertRaises(exceptions.DatabaseNotSynced, migration.stamp,
                               self.conf, "head")
-        self.assertIn("has no murano-cidr tables", str(e))
+        self.assertIn("does not exist, so there is nothing to stamp head",
+                      str(e))
         self.assertIn("db sync", str(e))
         self.assertIsNone(migration.current_revision(self.conf))
         migration.upgrade(self.conf)
@@ -154,8 +155,10 @@ class TestManage(ManageTestCase):
             self.assertFalse(os.path.exists(path), (revision, err))
         code, out, err = self.manage("db", "stamp", "head")
         self.assertEqual(2, code)
-        self.assertIn("it has no murano-cidr tables", err)
-        self.assertIn("nothing was changed", err)
+        # Issue 32: it blamed missing tables of a file that does not exist.
+        self.assertIn("the SQLite file %s does not exist, so there is "
+                      "nothing to stamp head" % path, err)
+        self.assertIn("nothing was created); run 'murano-cidr-manage ", err)
         self.assertEqual([], [name for name in os.listdir(self.state_path)
                               if name.startswith("murano-cidr.sqlite")])
 

@@ -16,7 +16,7 @@ import os
 
 from oslo_config import cfg
 
-from murano_cidr.drivers.db import held_back
+from murano_cidr import messages
 from murano_cidr.tests import base as test_base
 from murano_cidr.tests import reclaim
 from murano_cidr.tests.unit.drivers.db import base
@@ -38,10 +38,10 @@ class TestSuggestedCommand(test_base.TestCase):
         conf = cfg.ConfigOpts()
         conf(["--config-file", path, "--config-dir", directory])
         self.assertEqual("--config-file %s --config-dir %s "
-                         % (path, directory), held_back._options(conf))
+                         % (path, directory), messages.config_options(conf))
 
     def test_no_file_leaves_the_command_its_search(self):
         conf = cfg.ConfigOpts()
-        self.assertEqual("", held_back._options(conf))
+        self.assertEqual("", messages.config_options(conf))
         conf([], default_config_files=[], default_config_dirs=[])
-        self.assertEqual("", held_back._options(conf))
+        self.assertEqual("", messages.config_options(conf))

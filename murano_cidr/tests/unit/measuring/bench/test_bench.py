@@ -106,6 +106,25 @@ class TestSettings(base.TestCase):
                       "benchmark's pool", str(e))
         runner.Settings(backends=[], workers=4, allocations=1024).validate()
 
+    def test_the_maximum_is_documented_and_refused_in_one_line(self):
+        out = self.useFixture(fixtures.StringStream("stdout")).stream
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out))
+        e = self.assertRaises(SystemExit, cli.main, ["bench", "--help"])
+        self.assertEqual(0, e.code)
+        out.seek(0)
+        self.assertIn("allocations per worker (default 100, at most 4096; "
+                      "W x N at most the pool's 4096 subnets)",
+                      " ".join(out.read().split()))
+        run = self.useFixture(fixtures.MockPatch(
+            "murano_cidr.measuring.bench.runner.run")).mock
+        code, out, err = self.run_main(cli.main, "bench", "--quiet",
+                                       "--allocations", "1000000000000")
+        self.assertEqual((2, ""), (code, out))
+        self.assertEqual(["murano-cidr: error: Invalid allocations "
+                          "1000000000000: must be between 1 and 4096"],
+                         err.splitlines())
+        run.assert_not_called()
+
 
 class TestExitCode(base.TestCase):
     """A failed target fails the command (issue 32: it exited 0)."""
