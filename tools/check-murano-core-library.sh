@@ -33,7 +33,7 @@ python=$(dirname "$(command -v "$manage")")/python
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-branches="xena-eol yoga-eom zed-eom stable/2023.1 stable/2023.2"
+branches="ussuri-eol victoria-eol wallaby-eol xena-eol yoga-eom zed-eom stable/2023.1 stable/2023.2"
 
 status=0
 for branch in $branches; do

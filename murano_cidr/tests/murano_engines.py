@@ -30,6 +30,7 @@ and read ``CONF.networking`` from this module's ``CONF``.
 import dataclasses
 import importlib.metadata
 import inspect
+import types
 
 from oslo_config import cfg
 from stevedore import dispatch
@@ -261,17 +262,42 @@ MURANO_OPTS = [cfg.ListOpt("enabled_plugins")]
 #: The namespace of Murano's package-type plugins.
 PACKAGE_TYPES = "io.murano.plugins.packages"
 
-#: Whether the entry points stevedore gives name their distribution
-#: (``dist.project_name``): stevedore before 3 (Ussuri's 1.32) reads them
-#: through pkg_resources, whose entry points do; Murano's check of
-#: ``[murano] enabled_plugins`` needs it.
-ENTRY_POINTS_NAME_THEIR_PROJECT = hasattr(stevedore_extension, "pkg_resources")
+#: What ``entry_point.dist`` is on the entry points stevedore hands
+#: Murano's loaders (their check and failure callback read it), on each
+#: branch: stevedore before 3 (Ussuri's 1.32) reads them through
+#: pkg_resources, whose entry points name their distribution
+#: (``dist.project_name``); stevedore 3 and later (Victoria on) build
+#: them with ``importlib.metadata``, without a distribution: no such
+#: attribute on Python 3.8 and 3.9, None from Python 3.10 on.
+DIST_NAMED = "named"
+DIST_MISSING = "missing"
+DIST_NONE = "none"
 
-#: Whether the entry points stevedore gives have a ``dist`` attribute
-#: (those above; stevedore 3 on, Python 3.10 on: None there): Murano's
-#: failure callbacks read it.
-ENTRY_POINTS_HAVE_DIST = ENTRY_POINTS_NAME_THEIR_PROJECT or hasattr(
-    importlib.metadata.EntryPoint("name", "module:attr", "group"), "dist")
+#: Each branch's loader, by what its entry points carry as ``dist``.
+LOADERS = [
+    ("ussuri", DIST_NAMED),
+    ("victoria-2023.2 on python 3.8 and 3.9", DIST_MISSING),
+    ("2023.1 and 2023.2 on python 3.10 and later", DIST_NONE),
+]
+
+
+def _dist_here():
+    if hasattr(stevedore_extension, "pkg_resources"):
+        return DIST_NAMED
+    if hasattr(importlib.metadata.EntryPoint("name", "module:attr", "group"),
+               "dist"):
+        return DIST_NONE
+    return DIST_MISSING
+
+
+#: What the stevedore and the Python running the tests give.
+DIST = _dist_here()
+
+#: Whether those entry points name their distribution (Ussuri's).
+ENTRY_POINTS_NAME_THEIR_PROJECT = DIST == DIST_NAMED
+
+#: Whether they have a ``dist`` attribute at all.
+ENTRY_POINTS_HAVE_DIST = DIST != DIST_MISSING
 
 
 def entry_point_target(entry_point):
@@ -321,7 +347,51 @@ def build_stock_engine(family):
     return type("NetworkExplorer", (_BASES[family.name],), methods)
 
 
-def load_package_type_plugins(conf):
+class _BranchEntryPoint(object):
+    """An entry point as another branch's stevedore would hand it over."""
+
+    def __init__(self, entry_point, dist):
+        self._entry_point = entry_point
+        self._dist = dist
+
+    def __getattr__(self, name):
+        if name != "dist":
+            return getattr(self._entry_point, name)
+        if self._dist == DIST_MISSING:
+            raise AttributeError("'EntryPoint' object has no attribute "
+                                 "'dist'")
+        if self._dist == DIST_NONE:
+            return None
+        return _named_distribution(self._entry_point)
+
+
+def _named_distribution(entry_point):
+    # The distribution that declares the entry point, as pkg_resources
+    # names it.
+    target = entry_point_target(entry_point)
+    for distribution in importlib.metadata.distributions():
+        if any(declared.name == entry_point.name and declared.value == target
+               for declared in distribution.entry_points):
+            return types.SimpleNamespace(
+                project_name=distribution.metadata["Name"])
+    return None
+
+
+class _BranchManager(dispatch.EnabledExtensionManager):
+    # Murano's EnabledExtensionManager, with a branch's entry points.
+
+    def __init__(self, dist, *args, **kwargs):
+        self._dist = dist
+        super().__init__(*args, **kwargs)
+
+    def list_entry_points(self):
+        found = super().list_entry_points()
+        if self._dist in (None, DIST):
+            return found
+        return [_BranchEntryPoint(e, self._dist) for e in found]
+
+
+def load_package_type_plugins(conf, dist=None):
     """Load plugins the way Murano's package-type loader does, restated.
 
     Murano builds it once per process, when it loads its first package
@@ -334,16 +404,19 @@ def load_package_type_plugins(conf):
     ``init_plugin`` if it has one.
 
     A check that raises (``[murano]`` not registered, as in
-    ``murano-manage``; or ``enabled_plugins`` set, as stevedore 3 and
-    later give entry points no distribution) makes stevedore call Murano's
-    failure callback, whose warning names ``entry_point.dist``: an
-    attribute of ``importlib.metadata`` entry points only from Python 3.10
-    on (None there). Before 3.10 the callback's ``AttributeError`` escapes
-    the loader, and with it the command, as here.
+    ``murano-manage``; or ``enabled_plugins`` set where the entry points
+    name no distribution) makes stevedore call Murano's failure callback,
+    whose warning names ``entry_point.dist``. Where the entry points have
+    no such attribute (:data:`DIST_MISSING`) the callback's
+    ``AttributeError`` escapes the loader, and with it the command, as
+    here.
 
     :param conf: the process's configuration, with :data:`MURANO_OPTS`
         registered in ``[murano]`` (as the engine and the API have them),
         or not (as ``murano-manage`` has it).
+    :param dist: the branch's entry points (:data:`LOADERS`): the
+        installed entry points, their ``dist`` as that branch's stevedore
+        gives it; None: as the installed stevedore gives them.
     :returns: ``(names of the plugins initialised, [(name, error)] of those
         that failed to load)``.
     :raises AttributeError: where Murano's failure callback raises it.
@@ -361,8 +434,8 @@ def load_package_type_plugins(conf):
         failures.append((entry_point.name, error))
         return distribution
 
-    manager = dispatch.EnabledExtensionManager(
-        PACKAGE_TYPES, enabled, on_load_failure_callback=failed)
+    manager = _BranchManager(dist, PACKAGE_TYPES, enabled,
+                             on_load_failure_callback=failed)
     initialised = []
     for extension in manager.extensions:
         name, _, version = extension.entry_point.name.rpartition("/")

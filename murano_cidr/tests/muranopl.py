@@ -15,7 +15,9 @@
 Enough of Murano's DSL to run the ``deploy`` and ``.destroy`` methods of a
 ``NeutronNetwork`` class file (the test's own, changed or not by
 ``patch-core-library``), restated from reading Murano's ``murano/dsl``
-(Xena to 2023.2):
+(Xena to 2023.2; Ussuri's and Victoria's differ from it only in how a
+Python class's classmethods are wrapped, and ``NetworkExplorer`` has
+none):
 
 * expressions are yaql, Murano's expression language, evaluated by the
   real yaql library; ``$`` is the object, ``$name`` a local variable;

@@ -15,7 +15,8 @@
 The tree is built here from text written for these tests (not Murano's):
 a ``manifest.yaml`` of ``io.murano`` naming the class's file, and a
 ``NeutronNetwork`` whose ``deploy`` allocates in a nested ``If`` and pushes
-the stack afterwards, the shape of the core library from Xena to 2023.2.
+the stack afterwards, the shape of the core library from Train to 2023.2
+(one ``NeutronNetwork.yaml`` on all of them).
 """
 
 import io

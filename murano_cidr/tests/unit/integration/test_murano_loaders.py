@@ -17,10 +17,11 @@ Murano's package-type loader (restated in
 the engine, in the API's package upload and in ``murano-manage
 import-package``; package listing loads no plugin. The engine and the API
 register ``[murano]``; ``murano-manage`` does not. Each test runs the
-loader as that process has it, with ``[murano] enabled_plugins`` unset,
-once with murano-cidr's entry point and once without it (murano-cidr
-uninstalled), on the Python running the tests: tox's floor jobs run them on
-3.8, the others on 3.10 and later.
+loader as that process has it, once with murano-cidr's entry point and
+once without it (murano-cidr uninstalled), with the entry points of each
+branch's stevedore (``murano_engines.LOADERS``: Ussuri's name their
+distribution, later ones do not); the loaders' table of
+doc/source/integration/murano.rst, row by row.
 """
 
 from unittest import mock
@@ -28,12 +29,16 @@ from unittest import mock
 import fixtures
 from oslo_config import cfg
 from stevedore import extension
+import testscenarios
 
 from murano_cidr.integration import plugin
 from murano_cidr.tests import murano_engines
 from murano_cidr.tests.unit.integration import test_plugin
 
+load_tests = testscenarios.load_tests_apply_scenarios
+
 ACTIVE = "[cidr_allocator]\ndriver = random\n"
+MISSING_DIST = "'EntryPoint' object has no attribute 'dist'"
 
 
 def _without_murano_cidr(manager, *args, **kwargs):
@@ -46,6 +51,9 @@ _LIST = extension.ExtensionManager.list_entry_points
 
 
 class LoaderTestCase(test_plugin.PluginTestCase):
+
+    scenarios = [(name, {"dist": dist})
+                 for name, dist in murano_engines.LOADERS]
 
     def uninstalled(self):
         """Hide murano-cidr's entry points, as if it was uninstalled."""
@@ -61,6 +69,11 @@ class LoaderTestCase(test_plugin.PluginTestCase):
         self.configure(ACTIVE)
         return cfg.CONF
 
+    def assertEveryPackageLoadFails(self, load, *args):
+        # Murano's failure callback raises, and with it the loader.
+        e = self.assertRaises(AttributeError, load, *args)
+        self.assertIn(MISSING_DIST, str(e))
+
 
 class TestEngine(LoaderTestCase):
 
@@ -74,6 +87,30 @@ class TestEngine(LoaderTestCase):
         self.uninstalled()
         self.configure(ACTIVE)
         self.assertEqual(([], []), self.load())
+        self.assertUnchanged()
+
+    def test_enabled_plugins_naming_murano_cidr(self):
+        self.configure(ACTIVE + "[murano]\nenabled_plugins = murano-cidr\n")
+        if self.dist == murano_engines.DIST_NAMED:
+            self.assertEqual(([plugin.FORMAT], []), self.load())
+            self.assertTrue(hasattr(self.explorer, "confirm_cidr"))
+        elif self.dist == murano_engines.DIST_MISSING:
+            self.assertEveryPackageLoadFails(self.load)
+        else:
+            self.assertEqual([plugin.FORMAT],
+                             [name for name, _ in self.load()[1]])
+            self.assertUnchanged()
+
+    def test_enabled_plugins_without_murano_cidr(self):
+        self.configure(ACTIVE + "[murano]\nenabled_plugins = other\n")
+        if self.dist == murano_engines.DIST_MISSING:
+            self.assertEveryPackageLoadFails(self.load)
+            return
+        initialised, failures = self.load()
+        self.assertEqual([], initialised)
+        # Ussuri's loader leaves it out; a later one fails to read it.
+        self.assertEqual(self.dist == murano_engines.DIST_NONE,
+                         bool(failures))
         self.assertUnchanged()
 
 
@@ -105,19 +142,16 @@ class TestMuranoManage(LoaderTestCase):
     def test_import_package(self):
         conf = self.manage_conf()
         self.assertRaises(cfg.NoSuchOptError, getattr, conf, "murano")
-        if murano_engines.ENTRY_POINTS_HAVE_DIST:
-            # Stevedore before 3 (Ussuri), or Python 3.10 on: the check
-            # fails, the callback warns, and the import goes on without the
-            # plugin, as without murano-cidr.
-            initialised, failures = self.load_with(conf)
-            self.assertEqual([], initialised)
-            self.assertEqual([plugin.FORMAT], [name for name, _ in failures])
-        else:
-            # Python 3.8 and 3.9: Murano's failure callback raises, and
-            # murano-manage fails (murano.rst: re-import through the API).
-            e = self.assertRaises(AttributeError, self.load_with, conf)
-            self.assertIn("'EntryPoint' object has no attribute 'dist'",
-                          str(e))
+        if self.dist == murano_engines.DIST_MISSING:
+            # Victoria to 2023.2 on Python 3.8 and 3.9: murano-manage fails
+            # (murano.rst: re-import through the API).
+            self.assertEveryPackageLoadFails(self.load_with, conf)
+            return
+        # The check fails, the callback warns, and the import goes on
+        # without the plugin, as without murano-cidr.
+        initialised, failures = self.load_with(conf)
+        self.assertEqual([], initialised)
+        self.assertEqual([plugin.FORMAT], [name for name, _ in failures])
 
     def test_import_package_without_murano_cidr(self):
         conf = self.manage_conf()
@@ -125,4 +159,4 @@ class TestMuranoManage(LoaderTestCase):
         self.assertEqual(([], []), self.load_with(conf))
 
     def load_with(self, conf):
-        return murano_engines.load_package_type_plugins(conf)
+        return murano_engines.load_package_type_plugins(conf, self.dist)

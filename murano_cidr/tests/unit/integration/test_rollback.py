@@ -15,10 +15,11 @@
 A ``NeutronNetwork`` (the class file of test_core_library, changed by
 ``patch-core-library`` or not) is deployed and deleted by the MuranoPL
 stand-in (:mod:`murano_cidr.tests.muranopl`, real yaql) in a stand-in
-engine: the stock ``NetworkExplorer`` of Xena to 2023.2, its plugins
+engine: the stock ``NetworkExplorer`` of Train to 2023.2, its plugins
 loaded (or not) by the stand-in of Murano's package-type loader from the
-engine's configuration. Each engine is a fresh process: a fresh class,
-the plugin's outcome forgotten.
+engine's configuration, with the entry points of each branch's stevedore
+(``murano_engines.LOADERS``). Each engine is a fresh process: a fresh
+class, the plugin's outcome forgotten.
 """
 
 from unittest import mock
@@ -45,11 +46,20 @@ NOT_ENABLED = ACTIVE + "[murano]\nenabled_plugins = other-plugin\n"
 ROWS = {
     "driver unset": "[cidr_allocator]\n",
     "murano-cidr uninstalled": None,
+    "murano-cidr not in enabled_plugins": NOT_ENABLED,
 }
-if murano_engines.ENTRY_POINTS_HAVE_DIST:
-    # Before Python 3.10 no package loads with enabled_plugins set (see
-    # test_enabled_plugins_fail_every_package_load_before_python_3_10).
-    ROWS["murano-cidr not in enabled_plugins"] = NOT_ENABLED
+
+
+def _rows():
+    # Where the entry points have no dist (Victoria to 2023.2 on Python
+    # 3.8 and 3.9) no package loads with enabled_plugins set (see
+    # test_enabled_plugins_fail_every_package_load_without_dist).
+    for loader, dist in murano_engines.LOADERS:
+        for row, conf_text in sorted(ROWS.items()):
+            if conf_text != NOT_ENABLED or (
+                    dist != murano_engines.DIST_MISSING):
+                yield "%s, %s" % (row, loader), {"conf_text": conf_text,
+                                                 "dist": dist}
 
 
 class RollbackTestCase(test_plugin.PluginTestCase):
@@ -110,8 +120,7 @@ class TestEachRow(RollbackTestCase):
     (Not subTest: testtools 2.4, Ussuri's to Wallaby's, has none.)
     """
 
-    scenarios = [(row, {"conf_text": conf_text})
-                 for row, conf_text in sorted(ROWS.items())]
+    scenarios = list(_rows())
 
     def test_deploys_and_deletes_as_the_unchanged_library(self):
         for form in ("changed", "reverted"):
@@ -145,12 +154,20 @@ class TestRollbackRows(RollbackTestCase):
         self.delete(text)
         self.assertEqual([OBJECT_ID], self.released)
 
-    def test_enabled_plugins_fail_every_package_load_before_python_3_10(self):
-        if murano_engines.ENTRY_POINTS_HAVE_DIST:
-            self.skipTest("Murano's loader finds the entry point's "
-                          "distribution (stevedore before 3), or None "
-                          "(Python 3.10 on), and does not fail")
+    def test_enabled_plugins_fail_every_package_load_without_dist(self):
+        self.dist = murano_engines.DIST_MISSING
         self.assertRaises(AttributeError, self.start_engine, NOT_ENABLED)
+
+    def test_on_ussuri_enabled_plugins_naming_murano_cidr_keeps_it(self):
+        # Ussuri's loader reads the distribution: the list works there.
+        self.dist = murano_engines.DIST_NAMED
+        text = self.library("changed")
+        self.assertEqual(plugin.INSTALLED, self.start_engine(
+            ACTIVE + "[murano]\nenabled_plugins = murano-cidr\n"))
+        self.deploy(text)
+        self.delete(text)
+        self.assertEqual(([OBJECT_ID], [OBJECT_ID]),
+                         (self.confirmed, self.released))
 
     def test_an_explorer_the_plugin_does_not_know_is_left_unguarded(self):
         text = self.library("changed")
