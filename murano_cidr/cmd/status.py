@@ -26,7 +26,9 @@ Checks (each says what to do when it does not succeed):
 * *Store hosts*: a warning when the driver keeps its state where only the
   engines of one host see it (an SQLite database, file locks).
 * *Murano engine*: a failure when ``[murano] enabled_plugins`` is set
-  (Murano's plugin loaders fail on it, see the Murano integration guide),
+  where Murano's plugin loaders cannot read it (stevedore 3 and later:
+  Victoria on, see the Murano integration guide); where they can
+  (Ussuri's stevedore), a warning when the list leaves murano-cidr out;
   and, with no ``[cidr_allocator] driver`` set, that the engine picks its
   CIDRs itself.
 * Each installed driver's own checks (its ``upgrade_checks()`` hook: the
@@ -54,6 +56,7 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_upgradecheck import upgradecheck
+from stevedore import extension
 
 from murano_cidr import allocator
 from murano_cidr.cmd import common
@@ -83,6 +86,8 @@ FAILURE = upgradecheck.Code.FAILURE
 MURANO_OPTS = [cfg.ListOpt("enabled_plugins",
                            help="Murano's own option: the plugins its "
                            "loaders load (all when unset).")]
+#: The namespace of Murano's package-type plugins, the engine plugin's.
+PACKAGE_TYPES = "io.murano.plugins.packages"
 #: What the checks of a driver say when the engine uses none.
 NOT_USED = ("Not used: no [cidr_allocator] driver is set; Murano's engine "
             "picks CIDRs itself.")
@@ -256,7 +261,15 @@ class Checks(upgradecheck.UpgradeCommands):
             enabled = self.conf.murano.enabled_plugins
         except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
             enabled = None  # NOTE: main() registers it; a caller may not.
-        if enabled is not None:
+        if enabled is not None and _loaders_read_enabled_plugins():
+            if plugin.PROJECT not in enabled:
+                return _result(WARNING, "[murano] enabled_plugins (%s) does "
+                               "not name murano-cidr: Murano's engine does "
+                               "not load its plugin and picks its CIDRs "
+                               "itself. Add murano-cidr to the list, or "
+                               "remove it from [murano]."
+                               % ", ".join(enabled))
+        elif enabled is not None:
             return _result(FAILURE, "[murano] enabled_plugins is set (%s): "
                            "Murano's plugin loaders need a distribution that "
                            "stevedore does not give, so with murano-cidr "
@@ -274,6 +287,16 @@ class Checks(upgradecheck.UpgradeCommands):
                            "nothing).")
         return _result(SUCCESS, "The engine's CIDRs come from driver %r "
                        "(set in %s)." % (self.driver_name, where))
+
+
+def _loaders_read_enabled_plugins():
+    # NOTE: Murano's loaders compare each entry point's dist.project_name
+    # with [murano] enabled_plugins. Stevedore before 3 (Ussuri's) reads
+    # entry points through pkg_resources, which name their distribution;
+    # later ones give none, and the loaders fail on the list.
+    manager = extension.ExtensionManager(PACKAGE_TYPES)
+    return any(getattr(getattr(e.entry_point, "dist", None), "project_name",
+                       None) == plugin.PROJECT for e in manager.extensions)
 
 
 def _driver_check(name, check):

@@ -22,6 +22,7 @@ from oslo_upgradecheck import upgradecheck
 from murano_cidr.cmd import status
 from murano_cidr.drivers.db import revisions
 from murano_cidr.tests import base
+from murano_cidr.tests import murano_engines
 
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING
@@ -228,6 +229,9 @@ class TestMain(base.TestCase):
         self.assertIn("Result: Failure", out)
 
     def test_enabled_plugins_fail_with_the_fix(self):
+        # Stevedore 3 and later (Victoria on): the loaders fail on the list.
+        self.useFixture(fixtures.MockPatchObject(
+            status, "_loaders_read_enabled_plugins", return_value=False))
         code, out, _ = self.run_status(
             "[murano]\nenabled_plugins = murano-cidr\n", "upgrade", "check",
             "--json")
@@ -239,6 +243,25 @@ class TestMain(base.TestCase):
                       engine["details"])
         self.assertIn("Remove enabled_plugins from [murano] and restart "
                       "murano-engine and murano-api.", engine["details"])
+
+    def test_enabled_plugins_where_the_loaders_read_them(self):
+        # Ussuri's stevedore: Murano's loaders honour the list.
+        self.useFixture(fixtures.MockPatchObject(
+            status, "_loaders_read_enabled_plugins", return_value=True))
+        for listed, result, text in (
+                ("murano-cidr", 0, "The engine's CIDRs come from driver"),
+                ("other", 1, "does not name murano-cidr")):
+            code, out, _ = self.run_status(
+                "[murano]\nenabled_plugins = %s\n" % listed, "upgrade",
+                "check", "--json")
+            results = {c["check"]: c for c in json.loads(out)["checks"]}
+            engine = results["Murano engine"]
+            self.assertEqual(result, engine["result"], listed)
+            self.assertIn(text, engine["details"])
+
+    def test_the_loaders_read_enabled_plugins_with_ussuri_s_stevedore(self):
+        self.assertEqual(murano_engines.ENTRY_POINTS_NAME_THEIR_PROJECT,
+                         status._loaders_read_enabled_plugins())
 
     def test_no_driver_set_says_the_engine_picks_itself(self):
         path = os.path.join(self.state_path, "murano.conf")
