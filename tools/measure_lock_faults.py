@@ -133,7 +133,8 @@ def cycles(scenario, url, scope, count, hold):
         time.sleep(hold)
         timed(scenario, "confirm (held %.0f s)" % hold, engine.confirm,
               owner)
-        engine.release(owner)
+        # NOTE: a release makes requests too; on a lossy link it may fail.
+        timed(scenario, "release", engine.release, owner)
     engine.close()
 
 
