@@ -399,8 +399,9 @@ class LockDriver(base.AllocatorDriver):
                       "engine process or was taken over")
         except exceptions.LockUnavailable as e:
             still_held = False
-            reason = "its lock could not be checked: %s is unreachable: %s" % (
-                self.backend.description, e.kwargs.get("reason", e))
+            reason = ("its records could not be checked: %s is "
+                      "unreachable: %s" % (self.backend.description,
+                                           e.kwargs.get("reason", e)))
         if not still_held:
             LOG.warning("Reservation of %s for %s in scope %s was lost: %s",
                         allocation.cidr, owner, allocation.scope, reason)
