@@ -51,40 +51,14 @@ class DbDriver(base.AllocatorDriver):
     ``murano-cidr-manage db sync`` first; a driver used before fails with
     :class:`~murano_cidr.exceptions.DatabaseNotSynced`.
 
-    Usage considerations:
-
-    * SQLite serves the processes of one host, one writer at a time; use
-      MySQL/MariaDB (Galera included) or PostgreSQL for several hosts.
-    * ``allocate`` is idempotent per owner: the owner's CIDR is returned
-      again, whatever ``taken`` says now. Asking for it in another scope or
-      IP version raises :class:`~murano_cidr.exceptions.OwnerConflict`.
-    * Allocations without a scope are never checked against each other
-      (``scope=None`` means overlaps are allowed); only ``taken`` applies.
-    * Any process may confirm or release what another allocated: every
-      record is the database's, keyed by owner. A process keeps a hint of
-      which candidates to try and, until their confirm, the CIDRs it
-      allocated, never what decides. Its late ``confirm`` (below) of one
-      the owner no longer holds raises; a second confirm, or one of an
-      owner holding nothing it did not allocate, is only logged.
-    * An allocation lives until :meth:`release`; ``confirm`` marks it
-      confirmed. One never confirmed (its engine died before the subnet
-      reached the router) is reclaimed by an allocation in its scope once
-      ``[cidr_allocator] reservation_timeout`` (default 2 h) has passed,
-      if ``taken`` does not show it: an engine slower than that may find
-      its CIDR handed out again, and its ``confirm`` raises
-      :class:`~murano_cidr.exceptions.ReservationLost`.
-    * A released CIDR of a scope is held back (:meth:`list_released`)
-      until an allocation in the scope reads ``taken`` without it, after
-      ``[cidr_allocator] release_grace``. A subnet the allocating engine
-      cannot see (another project's, on a shared router) is protected for
-      the grace period only.
-    * Every allocation and release of a scope locks that scope's row, so
-      they are serialised by the database, while different scopes proceed
-      in parallel: one busy router is one queue.
-    * Rows written by hand or by an older release are checked like any
-      other; ``release_scope`` deletes without looking at the router.
-    * Owners and scopes are compared exactly (case and Unicode form
-      matter) on every backend; leading or trailing white space is refused.
+    Guaranteed: two live allocations of a scope never hold overlapping
+    CIDRs, across processes and hosts, the database's constraints and
+    the scope's row lock deciding; every record is the database's, so
+    any process may confirm or release what another allocated. An
+    allocation lives until :meth:`release`; one never confirmed is
+    reclaimed after ``reservation_timeout``, and its late ``confirm``
+    raises :class:`~murano_cidr.exceptions.ReservationLost`. SQLite
+    serves one host. The whole contract: :doc:`/reference/db-driver`.
     """
 
     name = "db"

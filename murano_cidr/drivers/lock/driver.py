@@ -61,163 +61,24 @@ def backend_from_conf(conf):
 class LockDriver(base.AllocatorDriver):
     """Reserve each CIDR with a record in a lock service until it is confirmed.
 
-    ``allocate`` reads ``taken`` and tries, in random order among the free
-    candidates, to reserve every aligned block of ``reservation_prefixlen``
-    the candidate overlaps (so that engines whose subnet sizes differ, a
-    /23 and a /24, still need a block in common). A block is reserved by a
-    *reservation record* the lock service keeps
-    (:mod:`~murano_cidr.drivers.lock.reservations`): ``(owner, scope,
-    CIDR, token, created, expires)``, ``expires`` being
-    ``reservation_timeout`` after it was made. Every change of a record
-    is conditional (written only where none is live, deleted only if it
-    is still this reservation's), so of two engines racing for a block
-    one alone writes its record, and no lock is taken around it. A
-    candidate any of whose blocks holds a live record is skipped. Once
-    its records are written, ``allocate`` reads ``taken`` again (when
-    ``taken`` is a callable) and gives the CIDR up if its subnet appeared
-    meanwhile; then it writes the owner's *index* record (the names of
-    its block records). Where the lock service queues its waiters (file
-    locks, ZooKeeper) ``allocate`` first takes the scope's lock, so
-    engines pick one at a time in a scope; on etcd and Redis, where
-    waiting for a lock means polling it and a polled lock goes back to
-    whoever just released it, engines do not wait for each other
-    (:mod:`~murano_cidr.drivers.lock.backend`).
+    ``allocate`` writes a reservation record for every aligned block of
+    ``reservation_prefixlen`` the chosen CIDR overlaps, each only where
+    none is live (:mod:`~murano_cidr.drivers.lock.reservations`), then
+    the owner's index record. The records are the lock service's, bound
+    to no process: :meth:`confirm` deletes them if they are still this
+    reservation's, :meth:`release` in any process or host deletes them,
+    or they expire after ``reservation_timeout``.
 
-    A reservation is the cluster's, not the process's. It is dropped by
-    :meth:`confirm` in the process that allocated (the subnet now exists,
-    Neutron reports it from then on), by :meth:`release` in any engine
-    process or host (it finds the records through the owner's index: the
-    delete of a deployment that failed before its confirm frees its CIDR
-    at once, whichever worker runs it), or once ``reservation_timeout``
-    has passed. Its holder's death changes nothing: the records outlive
-    the process, its file locks and its session. An expired record frees
-    its blocks only to an allocation whose ``taken`` shows no subnet
-    overlapping the candidate.
-
-    Backends, and where they keep the records:
-
-    * ``coordination_url`` unset: oslo.concurrency file locks under
-      ``[oslo_concurrency] lock_path`` (``<state_path>/locks`` when unset),
-      which exclude the threads and processes of one host; records are
-      small files beside them (``<lock>-reservation.json``), written to a
-      temporary file renamed over the record, each change under a file
-      lock of the record's own. Expiry is read on this host's clock.
-    * ``coordination_url = redis://[:password@]host:port[?options]``: a
-      tooz coordinator for the locks; records are keys with a ``PX``
-      expiry, written with ``SET NX`` and deleted by a compare-and-delete
-      script through a redis-py client of the driver's own.
-    * ``etcd3+http://h1:2379,h2:2379,h3:2379`` (every member of the
-      cluster, or one): keys on a lease of the hold time, created by a
-      transaction that requires the key absent, deleted by one that
-      compares the value (an etcd3gw client of the driver's own per
-      member; a call goes to the next member when one cannot be
-      reached, :mod:`~murano_cidr.drivers.lock.etcd_members`). No tooz
-      coordinator is built on etcd.
-    * ``zookeeper://host:2181``: persistent znodes under
-      ``/murano-cidr/reservations`` with the expiry in their data,
-      replaced and deleted by version (a kazoo client of the driver's
-      own; expiry on the engines' clocks, which must agree within
-      seconds, as NTP keeps them).
-    * ``file:///path``: tooz's file locks, records in that directory.
-      Other tooz back ends (``ipc://``, databases, memcached) cannot keep
-      records and are refused with ``InvalidConfig``.
-
-    Errors:
-
-    * The lock service cannot be reached: :meth:`allocate` raises
-      :class:`~murano_cidr.exceptions.LockUnavailable` and holds nothing
-      (a record it wrote before the failure is deleted, or expires). It
-      never returns a CIDR whose records it did not write. :meth:`release`
-      raises it too: it must ask the service.
-    * A reservation lost before :meth:`confirm` (it expired, a
-      :meth:`release` in another process deleted it, the lock service lost
-      its data, or the service cannot be asked): :meth:`confirm` raises
-      :class:`~murano_cidr.exceptions.ReservationLost` and forgets the
-      reservation. A caller whose subnet is on the router already goes
-      on: the router is the record, and every engine reads it (see
-      :meth:`murano_cidr.drivers.base.AllocatorDriver.confirm`). A caller
-      that has no subnet yet treats the CIDR as possibly given to another
-      engine: it releases it and allocates again. :meth:`confirm` learns
-      it from the compare-and-delete of each of its records.
-    * Every call to a tooz service is bounded: a scope lock (ZooKeeper,
-      tooz's file backend) is waited for about ``lock_wait_timeout``
-      seconds, any other request fails within about ``lock_timeout``
-      seconds when the service does not answer (each request of the
-      records' own clients too), and :meth:`close` never waits longer
-      than ``lock_timeout`` for the heartbeat to stop.
-
-    State: the lock service holds each reservation's records, from
-    :meth:`allocate` to :meth:`confirm`, :meth:`release` or
-    ``reservation_timeout``; this process keeps a handle of each
-    reservation it made, for that long at most. Nothing is kept once a
-    reservation is confirmed, here or anywhere: the subnet on the router
-    (``taken``) is the one record, which every engine process and host
-    reads. :meth:`allocate` is idempotent per owner while this process
-    holds its reservation; :meth:`get`, :meth:`list` and :meth:`usage`
-    answer with the reservations this process made (a reservation another
-    process released stays listed here until this process confirms it,
-    or its timeout passes). A scope of None is a scope of its own, shared
-    by every caller that passes None.
-
-    Usage considerations (what is and is not guaranteed):
-
-    * Two live reservations of a scope never hold overlapping CIDRs,
-      across threads, processes and (with a lock service) hosts: every
-      block a reservation holds has its record, and a record is written
-      only where none is live.
-    * Nothing is guaranteed once a reservation is confirmed: the subnet is
-      Neutron's to report, and ``taken`` must include it. A caller that
-      confirms before the subnet exists, or passes a stale ``taken`` (or
-      none), can get a CIDR that overlaps it.
-    * An engine whose :meth:`confirm` succeeded held its records from the
-      moment :meth:`allocate` returned: the compare-and-delete of each
-      found the token written at the allocation, and nothing replaces a
-      live record or deletes another reservation's.
-    * ``reservation_timeout`` (default 7200 s, shared with the ``db``
-      driver) is how long a reservation never confirmed nor released
-      holds its CIDR, its engine dead or alive: it must cover a stack's
-      network creation with its retries (Heat's stack timeout defaults to
-      an hour). A subnet created after its reservation was dropped may
-      meet another network's, and Neutron refuses one of the two. The
-      process that allocated drops its own reservations that old at its
-      next allocation (:mod:`~murano_cidr.drivers.lock.holdings`); a
-      late :meth:`confirm` raises ``ReservationLost``, before that drop
-      if the records are no longer its own, after it in any case.
-    * Engines of an older release, which hold a reservation as a lock
-      for as long as they live, and engines of this one, which hold it as
-      a record, do not see each other's reservations: upgrade every engine
-      of a cloud at once (stop them all, then start them upgraded).
-    * File locks protect one host only. Never delete lock or record
-      files while engines run (a new lock file would let a second holder
-      in); lock files are small, one per scope ever picked in and 256 at
-      most for the records, record files one per block reserved and
-      owner (an expired one stays until its block is reserved again or
-      its owner released).
-    * Every engine of a cloud must use the same ``reservation_prefixlen``:
-      engines that reserve blocks of different sizes do not exclude each
-      other.
-    * Redis: one server is consistent. Use AOF persistence: a restart
-      without data drops every reservation. With Sentinel a record is
-      used only once the master the Sentinels name has a replica
-      acknowledging it (``WAIT 1``,
-      :mod:`~murano_cidr.drivers.lock.redis_sentinel`): at least one
-      replica must be online, and a master stalled then resumed no longer
-      grants the new master's records twice (measured,
-      ``doc/source/admin/lock-services.rst``). Replication stays
-      asynchronous: with two replicas or more, or a replica lost with
-      the master, an acknowledged record can still be lost.
-    * etcd3: a record is a key on a lease of ``reservation_timeout``
-      seconds; no tooz lock is taken.
-    * ZooKeeper: a scope lock lives as long as the session
-      (timeout ``lock_timeout``); with no server answering for that long,
-      calls fail and the next one starts a new session. The server must
-      allow the session timeout (``minSessionTimeout``,
-      ``maxSessionTimeout``). Records are persistent znodes: a session's
-      end leaves them.
-    * What each tooz backend's client is told, and why:
-      :mod:`murano_cidr.drivers.lock.tooz_clients`.
-    * Build the driver after forking: a tooz heartbeat thread does not
-      survive ``fork()``.
+    Guaranteed: two live reservations of a scope never hold overlapping
+    CIDRs, across threads, processes and hosts. :meth:`allocate` never
+    returns a CIDR whose records it did not write; it raises
+    :class:`~murano_cidr.exceptions.LockUnavailable` holding nothing.
+    :meth:`confirm` raises :class:`~murano_cidr.exceptions.ReservationLost`
+    when a record is no longer this reservation's or cannot be checked.
+    Every call is bounded by ``lock_timeout`` and ``lock_wait_timeout``.
+    Nothing is kept once a reservation is confirmed: the router's subnets
+    are the record. Where each lock service keeps the records, the errors
+    and what is not guaranteed: :doc:`/reference/lock-driver`.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock
