@@ -37,9 +37,9 @@ ways, and both ways must give the same answer (checked before timing):
 * ``block``: candidate ``i`` of the pool as a network (the pool's block
   arithmetic against :meth:`netaddr.IPNetwork.subnet`);
 * ``overlaps``: which of 4,096 rows of one scope, 256 of them inside
-  another (one in 16), overlap another (:func:`murano_cidr.overlaps.scope_overlaps`
-  against a dictionary of the rows' networks and
-  :meth:`netaddr.IPNetwork.supernet`).
+  another (one in 16), overlap another
+  (:func:`murano_cidr.overlaps.scope_overlaps` against a dictionary of
+  the rows' networks and :meth:`netaddr.IPNetwork.supernet`).
 
 A hand-written piece stays only where it is more than twice as fast:
 each is a target of ``murano-cidr bench`` (``doc/source/benchmarks.rst``).
@@ -60,7 +60,8 @@ from murano_cidr import taken as taken_mod
 #: The rows of every comparison.
 ROWS = 4096
 
-#: The candidates: twice the rows of /24s under 10.0.0.0, half free.
+#: The candidates' prefix length; the pool holds twice the rows of them
+#: under 10.0.0.0, so that half are free.
 PREFIXLEN = 24
 CANDIDATES = 2 * ROWS
 
@@ -69,6 +70,7 @@ KEEP_RATIO = 2.0
 
 
 def _nth_free_ipset(pool_set, taken_set, prefixlen, n):
+    """The n-th free candidate, counted over the free set's CIDRs."""
     free = pool_set - taken_set
     for cidr in free.iter_cidrs():
         if cidr.prefixlen > prefixlen:
@@ -82,6 +84,7 @@ def _nth_free_ipset(pool_set, taken_set, prefixlen, n):
 
 
 def _next_free_ipset(pool_set, taken_set, prefixlen, start):
+    """The first free candidate at or after ``start``, wrapping."""
     free = pool_set - taken_set
     first = None
     for cidr in free.iter_cidrs():
@@ -96,6 +99,7 @@ def _next_free_ipset(pool_set, taken_set, prefixlen, start):
 
 
 def _hint_hand(pool, rows, index):
+    """What the db driver's Hint does: rows to blocked candidates."""
     held = taken_mod.TakenSet(4, rows)
     blocked = freemap.BlockedRanges(pool.size,
                                     pool.free_map(held).blocked_ranges())
@@ -105,6 +109,7 @@ def _hint_hand(pool, rows, index):
 
 
 def _hint_ipset(pool, networks, index):
+    """The same with an IPSet of the rows' networks."""
     blocked = netaddr.IPSet(networks)
     network = pool[index]
     used = network in blocked
@@ -115,7 +120,7 @@ def _hint_ipset(pool, networks, index):
 def _overlaps_netaddr(rows):
     # Two CIDRs nest or are disjoint: a row overlaps another when one of
     # its supernets, or an equal network, is a row (an IPSet grown row by
-    # row answers "inside?" but not "inside which", and costs seconds).
+    # row answers "inside?" but not "inside which", and is slower still).
     found = []
     by_cidr = {}
     for net, item in sorted(rows, key=lambda r: (r[0].first, -r[0].size)):
@@ -140,7 +145,7 @@ class Pair(object):
     netaddr: float
     #: Whether the piece must stay more than :data:`KEEP_RATIO` times
     #: faster (a target), or is shown only.
-    kept_for_it: bool = True
+    target: bool = True
 
     @property
     def ratio(self):
@@ -148,7 +153,7 @@ class Pair(object):
         return self.netaddr / self.hand
 
 
-def _pair(name, what, repeat, hand, other, kept_for_it=True):
+def _pair(name, what, repeat, hand, other, target=True):
     """Time ``hand`` and ``other`` after checking they agree."""
     expected, got = hand(), other()
     if expected != got:
@@ -160,7 +165,7 @@ def _pair(name, what, repeat, hand, other, kept_for_it=True):
         hand_times.append(timing.time_call(hand)[0])
         other_times.append(timing.time_call(other)[0])
     return Pair(name, what, timing.percentile(hand_times, 0.5),
-                timing.percentile(other_times, 0.5), kept_for_it)
+                timing.percentile(other_times, 0.5), target)
 
 
 def _first_free_ipset(free, prefixlen, start):

@@ -279,7 +279,7 @@ def run(repeat=3, scan_starts=8, seed=1502437,
             measures.append(Measure(
                 "%s-%s" % (pair.name, way), intervalsets.CANDIDATES,
                 intervalsets.ROWS, seconds, "%s (%s)" % (pair.what, way)))
-        if pair.kept_for_it:
+        if pair.target:
             targets.append(Target(
                 "hand-written %s vs netaddr at 4,096 rows" % pair.name,
                 pair.ratio, intervalsets.KEEP_RATIO, False,

@@ -30,7 +30,7 @@ class TestIntervalSets(base.TestCase):
             ["taken-cold", "taken-warm", "freemap-nth", "freemap-next",
              "hint", "walk", "block", "overlaps"], [p.name for p in pairs])
         self.assertEqual(["taken-cold"],
-                         [p.name for p in pairs if not p.kept_for_it])
+                         [p.name for p in pairs if not p.target])
         for pair in pairs:
             self.assertGreater(pair.hand, 0)
             self.assertGreater(pair.netaddr, 0)
@@ -46,4 +46,4 @@ class TestIntervalSets(base.TestCase):
     def test_ratio(self):
         pair = intervalsets.Pair("p", "", hand=0.5, netaddr=2.0)
         self.assertEqual(4.0, pair.ratio)
-        self.assertTrue(pair.kept_for_it)
+        self.assertTrue(pair.target)
