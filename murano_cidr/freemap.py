@@ -20,12 +20,9 @@ same knowledge, kept up to date one range at a time. Pure: no I/O.
 
 import bisect
 
-# NOTE: not netaddr.IPSet: it holds addresses, not candidate indexes, and
-# has no rank or select, while "the n-th free candidate" (the random
-# driver's uniform pick in O(log n), DESIGN section 5) and "the first free
-# candidate at or after i" (legacy's probe, the db driver's search) need
-# the count of blocked candidates before each range, which only ranges
-# kept in order give. See also the NOTE of murano_cidr.taken.
+# NOTE: not netaddr.IPSet, which has no rank or select ("the n-th free
+# candidate" in O(log n), DESIGN section 5), as long as murano-cidr bench's
+# freemap, hint and walk targets hold (doc/source/benchmarks.rst).
 
 
 class FreeMap(object):

@@ -25,8 +25,8 @@ import netaddr
 
 from murano_cidr import exceptions
 
-# NOTE: one sort, one merge and bisect, not a netaddr.IPSet: why, and
-# what an IPSet costs, in doc/source/benchmarks.rst (ipset-60k).
+# NOTE: one sort, one merge and bisect, not a netaddr.IPSet, as long as
+# murano-cidr bench's taken-warm target holds (doc/source/benchmarks.rst).
 
 #: Why a string that netaddr refuses is not a CIDR.
 NOT_A_CIDR = "not an IPv4 or IPv6 network in CIDR notation"
@@ -107,13 +107,11 @@ class TakenSet(object):
     :param version: 4 or 6; networks of the other version are ignored, since
         they can never overlap a candidate of this one.
     :param intervals: inclusive ``(first, last)`` integer address pairs.
-    :param count: how many networks the intervals came from (for messages).
     """
 
-    def __init__(self, version, intervals=(), count=None):
+    def __init__(self, version, intervals=()):
         self.version = version
         self._starts, self._ends = _merge(intervals)
-        self.count = len(self._starts) if count is None else count
 
     @classmethod
     def from_taken(cls, taken, version, name="taken"):
@@ -162,7 +160,7 @@ class TakenSet(object):
                 item_version, pair = net.version, (net.first, net.last)
             if item_version == version:
                 append(pair)
-        return cls(version, intervals, len(intervals))
+        return cls(version, intervals)
 
     def __len__(self):
         """Number of disjoint address intervals held."""
@@ -199,5 +197,4 @@ class TakenSet(object):
         :param other: a :class:`TakenSet` of the same IP version.
         :returns: a :class:`TakenSet`.
         """
-        return TakenSet(self.version, self.intervals() + other.intervals(),
-                        self.count + other.count)
+        return TakenSet(self.version, self.intervals() + other.intervals())

@@ -24,10 +24,13 @@ strings, the way Neutron reports subnets:
   Murano's original scan, shown without a target (see the NOTE in
   :func:`run`);
 * :class:`netaddr.IPSet` built from the 60,000 taken strings, against
-  parsing them: why :mod:`murano_cidr.taken` keeps sorted intervals of
-  its own (see its NOTE).
+  parsing them;
+* each hand-written interval set against its ``netaddr`` equivalent at
+  4,096 rows (:mod:`murano_cidr.measuring.bench.intervalsets`): a target
+  each, at least :data:`~murano_cidr.measuring.bench.intervalsets.KEEP_RATIO`
+  times faster, or the piece gives way to netaddr.
 
-The target is a ratio of two timings from the same run, so it reads the
+Every target is a ratio of two timings from the same run, so it reads the
 same on a slow or a busy machine.
 """
 
@@ -41,6 +44,7 @@ from oslo_log import log as logging
 
 from murano_cidr import allocator
 from murano_cidr import confutils
+from murano_cidr.measuring.bench import intervalsets
 from murano_cidr.measuring.bench import timing
 from murano_cidr import opts
 from murano_cidr import taken as taken_mod
@@ -269,8 +273,21 @@ def run(repeat=3, scan_starts=8, seed=1502437,
         # what the pick adds; doc/source/benchmarks.rst has the numbers.
         step()
     driver.close()
+
+    for pair in intervalsets.run(repeat=repeat, seed=seed):
+        for way, seconds in (("hand", pair.hand), ("netaddr", pair.netaddr)):
+            measures.append(Measure(
+                "%s-%s" % (pair.name, way), intervalsets.CANDIDATES,
+                intervalsets.ROWS, seconds, "%s (%s)" % (pair.what, way)))
+        if pair.target:
+            targets.append(Target(
+                "hand-written %s vs netaddr at 4,096 rows" % pair.name,
+                pair.ratio, intervalsets.KEEP_RATIO, False,
+                "netaddr %.2f ms / hand-written %.2f ms"
+                % (pair.netaddr * 1e3, pair.hand * 1e3)))
+    step()
     return measures, targets
 
 
 #: How many times :func:`run` calls ``progress``.
-STEPS = 4
+STEPS = 5

@@ -83,7 +83,7 @@ class TestSettings(base.TestCase):
     def test_valid(self):
         settings = runner.Settings(backends=["random", "db-sqlite"])
         settings.validate()
-        self.assertEqual(2 + 4, settings.steps)
+        self.assertEqual(2 + 5, settings.steps)
         self.assertEqual(
             2, runner.Settings(backends=["random", "legacy"],
                                pool_math=False).steps)
