@@ -105,8 +105,6 @@ class NotSupported(MuranoCidrException):
 class CapabilityMissing(NotSupported):
     """A command needs a capability the configured driver lacks."""
 
-    message = _("The %(driver)s driver cannot %(action)s: %(reason)s")
-
 
 class BackendUnavailable(MuranoCidrException):
     """A service the driver depends on cannot be reached."""

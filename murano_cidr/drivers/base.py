@@ -104,13 +104,10 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :param scope: what must not overlap, normally the router id; None
             for no scope.
         :param taken: CIDRs in use, as an iterable of strings or
-            :class:`netaddr.IPNetwork`, or a callable returning one (called
-            at the moment the driver decides, under its lock or row). A
-            plain collection is a snapshot: only a callable protects
-            against a subnet that appeared since the caller listed the
-            router (doc/source/contributor/drivers.rst says how each
-            driver reads it). Pass a callable that lists the router (the
-            Murano integration does).
+            :class:`netaddr.IPNetwork`, or a callable returning one, called
+            at the moment the driver decides, under its lock or row: only
+            a callable sees a subnet created since the caller listed the
+            router (doc/source/contributor/drivers.rst, "The contract").
         :param ip_version: 4 or 6.
         :returns: the CIDR, as a string such as ``"10.0.3.0/24"``.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
@@ -127,17 +124,10 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         that keeps records marks the allocation confirmed; others do
         nothing.
 
-        The caller's duty: call it only once the subnet exists on its router
-        (for Murano, after the Heat stack push that created the subnet and
-        its router interface), never before. From then on the router is the
-        record: every allocation of the scope reads ``taken`` and never
-        hands the CIDR out while the subnet is there, whatever this call
-        does. So a caller whose subnet exists must not fail, roll back or
-        release when ``confirm`` raises: it logs the error and goes on, as
-        :meth:`murano_cidr.integration.murano.NetworkCidrAllocator.confirm_cidr`
-        does. A caller that has no subnet yet has not reached ``confirm``;
-        if its reservation is lost before the subnet is created, it
-        releases and allocates again.
+        Call it only once the subnet exists on its router; from then on the
+        router is the record, so a caller never fails, rolls back or
+        releases because ``confirm`` raised (doc/source/contributor/
+        drivers.rst, "The contract", says the caller's duty in full).
 
         :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.

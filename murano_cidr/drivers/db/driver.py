@@ -46,19 +46,13 @@ LOG = logging.getLogger(__name__)
 class DbDriver(base.AllocatorDriver):
     """Allocations kept in SQL, with overlaps excluded by the database.
 
-    Configuration: ``[cidr_allocator_database] connection`` (an SQLAlchemy
-    URL; unset, an SQLite file under ``[cidr_allocator] state_path``). Run
-    ``murano-cidr-manage db sync`` first; a driver used before fails with
-    :class:`~murano_cidr.exceptions.DatabaseNotSynced`.
-
-    Guaranteed: two live allocations of a scope never hold overlapping
-    CIDRs, across processes and hosts, the database's constraints and
-    the scope's row lock deciding; every record is the database's, so
-    any process may confirm or release what another allocated. An
-    allocation lives until :meth:`release`; one never confirmed is
-    reclaimed after ``reservation_timeout``, and its late ``confirm``
-    raises :class:`~murano_cidr.exceptions.ReservationLost`. SQLite
-    serves one host. The whole contract: :doc:`/reference/db-driver`.
+    Its database is ``[cidr_allocator_database] connection`` (unset: an
+    SQLite file under ``state_path``, one host only), made by
+    ``murano-cidr-manage db sync`` (else ``DatabaseNotSynced``). Two live
+    allocations of a scope never overlap, across processes and hosts; any
+    process may confirm or release what another allocated. One never
+    confirmed is reclaimed after ``reservation_timeout`` (its late
+    ``confirm`` raises ``ReservationLost``). :doc:`/reference/db-driver`.
     """
 
     name = "db"
