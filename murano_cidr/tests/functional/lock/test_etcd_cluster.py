@@ -33,14 +33,9 @@ import json
 import time
 
 import fixtures
-from oslo_config import cfg
 from oslo_log import log as logging
-from oslo_upgradecheck import upgradecheck
 import testtools
 
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.lock import status
-from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import etcd_cluster
@@ -144,13 +139,7 @@ class EtcdClusterTests(ClusterEngines, base.TestCase):
                               if name != "PoolExhausted"}, figures)
         self.assertEqual(0, figures["lost"], figures)
 
-        conf = cfg.ConfigOpts()
-        commands.register_opts(conf)
-        conf([], project="murano-cidr", default_config_files=[])
-        conf.set_override("coordination_url", url, group=opts.GROUP)
-        result = status.check_lock_service(conf)
-        self.assertEqual(upgradecheck.Code.SUCCESS, result.code,
-                         result.details)
+        self.assertStatusCheckSucceeds(url)
 
     def test_leader_killed(self):
         leader = self.cluster.leader()

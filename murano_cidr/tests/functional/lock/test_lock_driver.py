@@ -26,10 +26,15 @@ import threading
 import uuid
 
 import netaddr
+from oslo_config import cfg
+from oslo_upgradecheck import upgradecheck
 import tenacity
 
+from murano_cidr.drivers import commands
+from murano_cidr.drivers.lock import status
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import router as router_mod
+from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import pifpaf_servers
@@ -110,6 +115,16 @@ class EngineHarness(object):
                                          self.lock_path)
         self.addCleanup(driver.close)
         return driver
+
+    def assertStatusCheckSucceeds(self, url):
+        """``murano-cidr-status upgrade check`` succeeds on ``url``."""
+        conf = cfg.ConfigOpts()
+        commands.register_opts(conf)
+        conf([], project="murano-cidr", default_config_files=[])
+        conf.set_override("coordination_url", url, group=opts.GROUP)
+        result = status.check_lock_service(conf)
+        self.assertEqual(upgradecheck.Code.SUCCESS, result.code,
+                         result.details)
 
     def servers_log(self):
         """Return what the servers logged last, for failure messages."""

@@ -44,14 +44,9 @@ import threading
 import time
 
 import fixtures
-from oslo_config import cfg
 from oslo_log import log as logging
-from oslo_upgradecheck import upgradecheck
 import testtools
 
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.lock import status
-from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import sentinel_servers
@@ -187,14 +182,7 @@ class SentinelTests(harness.EngineHarness, base.TestCase):
         engine.cycle("net-2", watchdog)
         self.assertNeverCollided()
 
-        conf = cfg.ConfigOpts()
-        commands.register_opts(conf)
-        conf([], project="murano-cidr", default_config_files=[])
-        conf.set_override("coordination_url", self.cluster.url(),
-                          group=opts.GROUP)
-        result = status.check_lock_service(conf)
-        self.assertEqual(upgradecheck.Code.SUCCESS, result.code,
-                         result.details)
+        self.assertStatusCheckSucceeds(self.cluster.url())
 
     def test_master_killed_in_sync(self):
         # Reservations in flight, their records acknowledged by the
