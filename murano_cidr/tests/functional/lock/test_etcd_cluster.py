@@ -80,6 +80,7 @@ class ClusterEngines(harness.EngineHarness):
         fault_start = time.monotonic_ns()
         victim.kill()
         fault_end = time.monotonic_ns()
+        self.fault = (fault_start, fault_end)
         self.progress(self.after)
         return self.finish(run, fault_start, fault_end)
 
@@ -132,12 +133,22 @@ class EtcdClusterTests(ClusterEngines, base.TestCase):
         first = next(m for m in self.cluster.members if m is not leader)
         url = self.cluster.url(first)
         figures = self.kill_while_allocating(url, first)
-        # Calls go on through the other members: none failed, no
-        # reservation was lost.
-        self.assertEqual({}, {name: count for name, count
-                              in figures["failed"].items()
-                              if name != "PoolExhausted"}, figures)
-        self.assertEqual(0, figures["lost"], figures)
+        # Calls go on through the other members: none failed, and no
+        # reservation was lost, but for a confirm whose compare-and-delete
+        # was on its way to the member as it was killed: the member may
+        # have applied it, and the next one then finds no record
+        # (EtcdRecords.delete reports it not done).
+        start, end = self.fault
+        failed = [op for op in history.load(self.history_dir)
+                  if op.status != history.OK
+                  and op.errors[:1] != ["PoolExhausted"]]
+        self.assertEqual([], [
+            op for op in failed
+            if not (op.kind == history.CONFIRM
+                    and op.errors[:1] == ["ReservationLost"]
+                    and op.start <= end
+                    and (op.end is None or op.end >= start))], figures)
+        self.assertEqual(len(failed), figures["lost"], figures)
 
         self.assertStatusCheckSucceeds(url)
 
