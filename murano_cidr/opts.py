@@ -17,7 +17,7 @@ the pool; ``reservation_timeout`` is defined here too, once, for the
 drivers that list it (``db`` and ``lock``). A driver's own options are
 defined in its package, which lists them under the :data:`OPTS_NAMESPACE`
 entry point namespace (by the driver's name);
-:func:`murano_cidr.drivers.commands.list_opts` gathers them all from
+:func:`murano_cidr.operator.drivers.commands.list_opts` gathers them all from
 there, so the sample configuration and the documentation show every
 option, and this module imports no driver.
 """

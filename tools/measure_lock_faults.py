@@ -41,7 +41,7 @@ from kazoo import client as kazoo_client
 from kazoo import exceptions as kazoo_exceptions
 from tooz import coordination
 
-from murano_cidr.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import backend
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers

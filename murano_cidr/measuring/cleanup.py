@@ -27,8 +27,8 @@ import uuid
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from murano_cidr import allocator
-from murano_cidr.drivers.db import models
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import models
 from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)

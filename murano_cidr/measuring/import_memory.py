@@ -129,9 +129,9 @@ def main(argv=None):
                     % os.path.join(directory, "cidr.sqlite"))
         # The modules, not the console scripts: this tree's code is
         # measured, whatever is installed.
-        cli = [sys.executable, "-m", "murano_cidr.cmd.cli",
+        cli = [sys.executable, "-m", "murano_cidr.operator.cmd.cli",
                "--config-file", conf]
-        manage = [sys.executable, "-m", "murano_cidr.cmd.manage",
+        manage = [sys.executable, "-m", "murano_cidr.operator.cmd.manage",
                   "--config-file", conf]
         for fmt in args.formats.split(","):
             write, suffix = WRITERS[fmt]

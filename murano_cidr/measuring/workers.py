@@ -16,8 +16,8 @@ A terminal sends Ctrl-C (and SIGHUP when it closes) to every process of
 the foreground group, the workers included. The workers leave it to their
 parent: they ignore SIGINT, so none prints a ``KeyboardInterrupt``
 traceback, and the parent, which handles the signal
-(:mod:`murano_cidr.cmd.interrupts`), stops them with :func:`stop` before
-it removes what the run made. SIGTERM and SIGHUP end a worker with
+(:mod:`murano_cidr.operator.cmd.interrupts`), stops them with :func:`stop`
+before it removes what the run made. SIGTERM and SIGHUP end a worker with
 :class:`SystemExit`, silently, so that its ``finally`` blocks close its
 drivers: a tooz coordinator stops and deletes its locks and its heartbeat
 key at once, rather than leaving them in the lock service until they
@@ -163,7 +163,7 @@ def held():
 def guarded(factory, *args):
     """Build a driver with :func:`held` signals; return it :class:`Guarded`.
 
-    :param factory: e.g. :func:`murano_cidr.allocator.get_allocator`.
+    :param factory: e.g. :func:`murano_cidr.engine.allocator.get_allocator`.
     :param args: its arguments.
     """
     with held():
@@ -178,7 +178,8 @@ class Guarded(object):
     Each call of a driver has a deadline, and :func:`stop` kills a worker
     that is still running after its timeout.
 
-    :param driver: an :class:`~murano_cidr.drivers.base.AllocatorDriver`.
+    :param driver: an
+        :class:`~murano_cidr.engine.drivers.base.AllocatorDriver`.
     """
 
     def __init__(self, driver):

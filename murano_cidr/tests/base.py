@@ -19,7 +19,7 @@ from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from oslotest import base
 
-from murano_cidr.drivers import commands
+from murano_cidr.operator.drivers import commands
 from murano_cidr import opts
 from murano_cidr import tests
 from murano_cidr.tests import db_fixture
@@ -60,7 +60,7 @@ class TestCase(base.BaseTestCase):
         # machine's (/etc/murano/murano.conf...), only those a test gives.
         for name in ("SEARCH_FILES", "SEARCH_DIRS"):
             self.useFixture(fixtures.MonkeyPatch(
-                "murano_cidr.cmd.configuration." + name, ()))
+                "murano_cidr.operator.cmd.configuration." + name, ()))
 
     def config(self, **kwargs):
         """Override ``[cidr_allocator]`` options for this test."""

@@ -46,11 +46,11 @@ Capabilities come from the driver's ``capabilities`` (``KEEPS_STATE``,
 
 import netaddr
 
-from murano_cidr import allocation
-from murano_cidr import allocator
-from murano_cidr.drivers import capabilities as caps
-from murano_cidr.drivers import commands as driver_commands
+from murano_cidr.engine import allocation
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import capabilities as caps
 from murano_cidr import exceptions
+from murano_cidr.operator.drivers import commands as driver_commands
 
 #: Four /24 subnets: small enough to exhaust in a unit test.
 SMALL_POOL = ["10.20.0.0/22"]

@@ -35,9 +35,9 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import provision
 import sqlalchemy as sa
 
-from murano_cidr.drivers.db import compat
-from murano_cidr.drivers.db import migration
-from murano_cidr.drivers.db import options as db_options
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import options as db_options
+from murano_cidr.operator.drivers.db import migration
 
 SQLITE = "sqlite"
 MYSQL = "mysql"

@@ -36,7 +36,7 @@ from oslo_config import cfg
 from stevedore import dispatch
 from stevedore import extension as stevedore_extension
 
-from murano_cidr.integration import plugin
+from murano_cidr.engine.integration import plugin
 from murano_cidr.tests.unit import murano_reference
 
 #: Patched by the tests, as Murano's tests patch its engine module.
@@ -239,7 +239,7 @@ def build_engine(family):
     """Build the family's ``NetworkExplorer`` as the engine plugin changes it.
 
     :param family: a :class:`Family` the plugin knows
-        (:data:`murano_cidr.integration.plugin.KNOWN_EXPLORERS`).
+        (:data:`murano_cidr.engine.integration.plugin.KNOWN_EXPLORERS`).
     :returns: a class.
     """
     engine = build_stock_engine(family)

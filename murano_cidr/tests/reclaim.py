@@ -18,8 +18,8 @@ A test-case mixin for any backend: the test case gives ``make_driver``
 """
 
 
-from murano_cidr.drivers.db import compat
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests import release_window
 

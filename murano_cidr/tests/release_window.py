@@ -29,8 +29,8 @@ import threading
 
 import fixtures
 
-from murano_cidr.drivers.db import compat
-from murano_cidr.drivers.db import models
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import models
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import router as router_mod
 

@@ -36,8 +36,9 @@ ALLOCATE = {"postgresql": ["UPDATE", "INSERT"],
 CONFIRM = ["UPDATE"]
 #: Each transaction pays oslo.db's ping at checkout, first (a statement
 #: on SQLAlchemy 1.4, a call on 2), and a reset ROLLBACK at check-in: the
-#: pool is oslo.db's (see murano_cidr.drivers.db.connection). SQLite's
-#: writers are not checked out (see murano_cidr.drivers.db.sqlite_writer).
+#: pool is oslo.db's (see murano_cidr.engine.drivers.db.connection). SQLite's
+#: writers are not checked out (see
+#: murano_cidr.engine.drivers.db.sqlite_writer).
 PING = [] if SQLALCHEMY_2 else ["SELECT"]
 RESETS = 1
 

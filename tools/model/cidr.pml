@@ -25,7 +25,7 @@
  *   be released, and its subnet removed at once or left on the router for
  *   good (a network removed from a live environment).
  *
- *   -DDB off (the lock driver, murano_cidr/drivers/lock/): the lock
+ *   -DDB off (the lock driver, murano_cidr/engine/drivers/lock/): the lock
  *   service holds one lock per /24 block; any held lock (and the scope
  *   lock) may expire at any step, at most MAX_EXPIRE times in a run.
  *   Reservation locks are taken without waiting, in address order; the
@@ -35,7 +35,7 @@
  *   ReservationLost when a lock was lost, and the caller then deletes its
  *   subnet (the contract's duty). Every engine sees every subnet.
  *
- *   -DDB on (the db driver, murano_cidr/drivers/db/allocating.py): an
+ *   -DDB on (the db driver, murano_cidr/engine/drivers/db/allocating.py): an
  *   allocation is one transaction under the scope's row lock: taken is
  *   read, then released rows that may be freed (past the grace period by
  *   the server's clock at that statement, their CIDR absent from the

@@ -31,11 +31,11 @@ from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from murano_cidr.drivers import commands as driver_commands
-from murano_cidr.drivers.db import options as db_options
+from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr.measuring.bench import timing
 from murano_cidr.measuring import cleanup
 from murano_cidr import messages
+from murano_cidr.operator.drivers import commands as driver_commands
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)

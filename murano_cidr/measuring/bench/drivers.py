@@ -32,14 +32,14 @@ import uuid
 
 from oslo_log import log as logging
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends
 from murano_cidr.measuring.bench import timing
 from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr.measuring import workers as workers_mod
-from murano_cidr import taken as taken_mod
+from murano_cidr.operator import confutils
 
 LOG = logging.getLogger(__name__)
 

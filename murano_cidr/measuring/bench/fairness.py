@@ -35,9 +35,9 @@ import threading
 import time
 import uuid
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
 from murano_cidr import exceptions
+from murano_cidr.operator import confutils
 from murano_cidr import opts
 
 #: Seconds a worker may take to start and to finish; never reached when

@@ -47,16 +47,16 @@ import random
 import typing
 import uuid
 
-from murano_cidr import allocation
-from murano_cidr import allocator
-from murano_cidr import confutils
-from murano_cidr.drivers import capabilities
-from murano_cidr.drivers.db import statements as db_statements
+from murano_cidr.engine import allocation
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import capabilities
+from murano_cidr.engine.drivers.db import statements as db_statements
 from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import counting
 from murano_cidr.measuring.bench import neighbour as neighbour_mod
 from murano_cidr.measuring.bench import poolmath
 from murano_cidr.measuring.bench import timing
+from murano_cidr.operator import confutils
 
 Capability = capabilities.Capability
 

@@ -17,28 +17,28 @@ of them taken, spread uniformly. Each piece is timed doing one job both
 ways, and both ways must give the same answer (checked before timing):
 
 * ``taken``: read the taken strings into a set and ask whether one
-  candidate overlaps it (:class:`murano_cidr.taken.TakenSet` against
+  candidate overlaps it (:class:`murano_cidr.engine.taken.TakenSet` against
   :class:`netaddr.IPSet`), on a first read of the strings and once they
   were parsed before (every later pick on the same router; the first
   read has no target: both ways are netaddr's parse of every string);
 * ``freemap-nth``, ``freemap-next``: from that set, the n-th free
   candidate (``random``, ``db`` and ``lock``) and the first free one from
-  a start (``legacy``) (:meth:`murano_cidr.pool.Pool.free_map` and
-  :class:`murano_cidr.freemap.FreeMap` against the pool's
+  a start (``legacy``) (:meth:`murano_cidr.engine.pool.Pool.free_map` and
+  :class:`murano_cidr.engine.freemap.FreeMap` against the pool's
   :class:`netaddr.IPSet` minus the taken one);
 * ``hint``: the ``db`` driver's hint of a scope of 4,096 rows, built and
   used for one pick (test a candidate, mark it used;
-  :class:`murano_cidr.freemap.BlockedRanges` against an
+  :class:`murano_cidr.engine.freemap.BlockedRanges` against an
   :class:`netaddr.IPSet` of the blocked candidates);
 * ``walk``: the ``db`` driver's search when its draws miss, the first
   candidate free in ``taken`` and in a hint of 2,048 other rows
-  (``_first_free`` of :mod:`murano_cidr.drivers.db.allocating` against
+  (``_first_free`` of :mod:`murano_cidr.engine.drivers.db.allocating` against
   the pool's IPSet minus both);
 * ``block``: candidate ``i`` of the pool as a network (the pool's block
   arithmetic against :meth:`netaddr.IPNetwork.subnet`);
 * ``overlaps``: which of 4,096 rows of one scope, 256 of them inside
   another (one in 16), overlap another
-  (:func:`murano_cidr.overlaps.scope_overlaps` against a dictionary of
+  (:func:`murano_cidr.operator.overlaps.scope_overlaps` against a dictionary of
   the rows' networks and :meth:`netaddr.IPNetwork.supernet`).
 
 A hand-written piece stays only where it is more than twice as fast:
@@ -50,12 +50,12 @@ import random
 
 import netaddr
 
-from murano_cidr.drivers.db import allocating
-from murano_cidr import freemap
+from murano_cidr.engine.drivers.db import allocating
+from murano_cidr.engine import freemap
+from murano_cidr.engine import pool as pool_mod
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr.measuring.bench import timing
-from murano_cidr import overlaps
-from murano_cidr import pool as pool_mod
-from murano_cidr import taken as taken_mod
+from murano_cidr.operator import overlaps
 
 #: The rows of every comparison.
 ROWS = 4096

@@ -22,10 +22,10 @@ import contextlib
 import multiprocessing
 import uuid
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
 from murano_cidr import exceptions
 from murano_cidr.measuring import workers
+from murano_cidr.operator import confutils
 
 #: Seconds to wait for the neighbour to start or to allocate; never
 #: reached while its database answers.

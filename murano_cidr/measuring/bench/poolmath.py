@@ -42,12 +42,12 @@ import uuid
 import netaddr
 from oslo_log import log as logging
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr.measuring.bench import intervalsets
 from murano_cidr.measuring.bench import timing
+from murano_cidr.operator import confutils
 from murano_cidr import opts
-from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def random_driver(pool_cidrs, prefixlen):
 def sample_taken(pool, count, rng, packed=False):
     """Return ``count`` candidates of ``pool`` as strings, in random order.
 
-    :param pool: a :class:`~murano_cidr.pool.Pool`.
+    :param pool: a :class:`~murano_cidr.engine.pool.Pool`.
     :param count: how many.
     :param rng: a :class:`random.Random`.
     :param packed: take the first ``count`` candidates rather than a
@@ -164,7 +164,7 @@ def _allocate_time(driver, taken, repeat, warm=False):
     Cold: no taken string was seen before, so every one is parsed (the
     first deployment on a router). Warm: the same strings were read by an
     earlier allocate, so they come from the parse cache of
-    :mod:`murano_cidr.taken` (every later deployment on that router).
+    :mod:`murano_cidr.engine.taken` (every later deployment on that router).
     """
     times = []
     for _ in range(max(1, repeat)):

@@ -22,15 +22,15 @@ import typing
 
 from oslo_log import log as logging
 
-from murano_cidr import confutils
-from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers import installed
+from murano_cidr.engine.drivers.db import options as db_options
+from murano_cidr.engine.drivers import installed
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import drivers
 from murano_cidr.measuring.bench import fillcost
 from murano_cidr.measuring.bench import poolmath
 from murano_cidr.measuring import cleanup
+from murano_cidr.operator import confutils
 
 LOG = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ release, and report the outcome.
 import contextlib
 import os
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr.measuring import workers
+from murano_cidr.operator import confutils
 
 #: Seconds an engine waits at the barrier, or the runner for an engine,
 #: before the run is declared stuck.

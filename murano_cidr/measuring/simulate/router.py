@@ -28,8 +28,8 @@ import sqlite3
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
-from murano_cidr import taken as taken_mod
 
 LOG = logging.getLogger(__name__)
 

@@ -50,10 +50,9 @@ import uuid
 
 from oslo_log import log as logging
 
-from murano_cidr import allocator
-from murano_cidr import confutils
-from murano_cidr.drivers import commands as driver_commands
-from murano_cidr.drivers import installed
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import installed
+from murano_cidr.engine import pool as pool_mod
 from murano_cidr import exceptions
 from murano_cidr.measuring import cleanup
 from murano_cidr.measuring import progress as progress_mod
@@ -61,8 +60,9 @@ from murano_cidr.measuring.simulate import engine
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr.measuring import workers as workers_mod
+from murano_cidr.operator import confutils
+from murano_cidr.operator.drivers import commands as driver_commands
 from murano_cidr import opts
-from murano_cidr import pool as pool_mod
 
 LOG = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ import tarfile
 import venv
 
 import murano_cidr
-from murano_cidr.drivers.db import revisions
+from murano_cidr.engine.drivers.db import revisions
 from murano_cidr.tests import base
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(

@@ -40,9 +40,9 @@ import fixtures
 import sqlalchemy as sa
 import testscenarios
 
-from murano_cidr.drivers.db import models
+from murano_cidr.engine.drivers.db import models
+from murano_cidr.engine.integration import murano as adapter
 from murano_cidr import exceptions
-from murano_cidr.integration import murano as adapter
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_db as murano_tables
 from murano_cidr.tests import murano_engines
@@ -196,8 +196,8 @@ class TestMuranoLifecycle(base.TestCase):
 
     def cli(self, *args):
         result = subprocess.run(
-            [sys.executable, "-m", "murano_cidr.cmd.cli", "--config-file",
-             self.conf_file] + list(args),
+            [sys.executable, "-m", "murano_cidr.operator.cmd.cli",
+             "--config-file", self.conf_file] + list(args),
             capture_output=True, text=True, timeout=300)
         self.assertNotIn("Traceback", result.stderr)
         self.assertEqual(0, result.returncode, result.stderr)

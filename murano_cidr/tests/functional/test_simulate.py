@@ -26,9 +26,9 @@ import contextlib
 import io
 import json
 
-from murano_cidr.cmd import cli
-from murano_cidr.drivers import installed
+from murano_cidr.engine.drivers import installed
 from murano_cidr.measuring.simulate import stats
+from murano_cidr.operator.cmd import cli
 from murano_cidr.tests import base
 
 K = 10

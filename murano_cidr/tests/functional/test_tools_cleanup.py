@@ -28,10 +28,10 @@ import fixtures
 import redis
 import sqlalchemy as sa
 
-from murano_cidr import allocator
-from murano_cidr.cmd import cli
-from murano_cidr.drivers.db import models
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import models
 from murano_cidr.measuring.bench import drivers as bench_drivers
+from murano_cidr.operator.cmd import cli
 from murano_cidr.tests import db_fixture
 from murano_cidr.tests.functional.cmd import test_signals
 from murano_cidr.tests.functional.lock import pifpaf_servers

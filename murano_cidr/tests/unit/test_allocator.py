@@ -12,10 +12,10 @@
 
 import fixtures
 
-from murano_cidr import allocator
-from murano_cidr.drivers import installed
-from murano_cidr.drivers import legacy
-from murano_cidr.drivers import random as random_driver
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import installed
+from murano_cidr.engine.drivers import legacy
+from murano_cidr.engine.drivers import random as random_driver
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
@@ -75,7 +75,8 @@ class TestGetAllocator(base.TestCase):
                                           name="redis")
 
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.driver_class", return_value=NeedsAClient))
+            "murano_cidr.engine.allocator.driver_class",
+            return_value=NeedsAClient))
         e = self.assertRaises(exceptions.DriverLoadFailed,
                               allocator.get_allocator, self.conf)
         self.assertIn("module redis is missing", str(e))

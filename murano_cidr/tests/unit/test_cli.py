@@ -19,8 +19,8 @@ import sys
 import netaddr
 from oslo_config import cfg
 
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import common
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import common
 from murano_cidr.tests import base
 
 
@@ -154,7 +154,8 @@ class TestCliProcess(CliTestCase):
 
     def _run(self, *args):
         return subprocess.run(
-            [sys.executable, "-m", "murano_cidr.cmd.cli"] + list(args),
+            [sys.executable, "-m", "murano_cidr.operator.cmd.cli"]
+            + list(args),
             capture_output=True, text=True, timeout=60)
 
     def test_no_traceback_without_debug(self):

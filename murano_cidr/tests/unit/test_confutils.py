@@ -14,7 +14,7 @@
 
 import os
 
-from murano_cidr import confutils
+from murano_cidr.operator import confutils
 from murano_cidr.tests import base
 
 

@@ -17,7 +17,7 @@ import os
 import re
 
 import murano_cidr
-from murano_cidr.drivers import commands
+from murano_cidr.operator.drivers import commands
 from murano_cidr import opts
 from murano_cidr.tests import base
 

@@ -14,7 +14,7 @@ import random
 
 import testtools
 
-from murano_cidr import freemap
+from murano_cidr.engine import freemap
 
 
 class TestFreeMap(testtools.TestCase):

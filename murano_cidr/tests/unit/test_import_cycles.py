@@ -123,7 +123,7 @@ class TestImportCycles(base.TestCase):
                 os.path.dirname(murano_cidr.__file__)).items()
             if not any(name == p or name.startswith(p + ".")
                        for p in OUTSIDE_RUNTIME)}
-        self.assertIn("murano_cidr.drivers.base", modules)
+        self.assertIn("murano_cidr.engine.drivers.base", modules)
         cycles = find_cycles(import_graph(modules))
         self.assertEqual([], [" -> ".join(cycle) for cycle in cycles])
 
@@ -136,16 +136,16 @@ class TestImportCycles(base.TestCase):
                          find_cycles(graph))
 
     def test_from_import_of_a_name_is_an_import_of_its_module(self):
-        known = {"murano_cidr.opts": None, "murano_cidr.drivers": None,
-                 "murano_cidr.drivers.base": None}
+        known = {"murano_cidr.opts": None, "murano_cidr.engine.drivers": None,
+                 "murano_cidr.engine.drivers.base": None}
         path = self.useFixture(fixtures.TempDir()).join("m.py")
         with open(path, "w") as f:
             f.write("import os\n"
-                    "from murano_cidr.drivers import base\n"
-                    "from murano_cidr.drivers import NAMESPACE\n"
+                    "from murano_cidr.engine.drivers import base\n"
+                    "from murano_cidr.engine.drivers import NAMESPACE\n"
                     "def later():\n"
                     "    from murano_cidr import opts\n")
         self.assertEqual(
-            {"murano_cidr.drivers.base", "murano_cidr.drivers",
+            {"murano_cidr.engine.drivers.base", "murano_cidr.engine.drivers",
              "murano_cidr.opts"},
             imported("murano_cidr.m", path, known))

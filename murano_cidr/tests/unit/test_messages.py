@@ -17,7 +17,7 @@ from sqlalchemy import exc as sa_exc
 import testtools
 
 from murano_cidr import messages
-from murano_cidr import overlaps
+from murano_cidr.operator import overlaps
 
 
 class TestOneLine(testtools.TestCase):

@@ -16,8 +16,8 @@
 ``@`` lines and gives each candidate's blocks as a bit mask
 (``#define SPANn``) and each engine's candidates as a range
 (``FIRST(e)``, ``LAST(e)``); the lock driver computes the same from the
-pool (:mod:`murano_cidr.pool`) and the block rule
-(:func:`murano_cidr.drivers.lock.backend.blocks`).
+pool (:mod:`murano_cidr.engine.pool`) and the block rule
+(:func:`murano_cidr.engine.drivers.lock.backend.blocks`).
 """
 
 import os
@@ -26,8 +26,8 @@ import re
 import netaddr
 
 import murano_cidr
-from murano_cidr.drivers.lock import backend
-from murano_cidr import pool as pool_mod
+from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine import pool as pool_mod
 from murano_cidr.tests import base
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(murano_cidr.__file__)),

@@ -19,7 +19,7 @@ from oslo_config import generator
 import testtools
 
 import murano_cidr
-from murano_cidr.drivers import commands
+from murano_cidr.operator.drivers import commands
 from murano_cidr import opts
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(murano_cidr.__file__)))

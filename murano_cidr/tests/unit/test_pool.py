@@ -16,10 +16,10 @@ import fixtures
 import netaddr
 import testtools
 
-from murano_cidr.drivers import records
+from murano_cidr.engine import pool
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
-from murano_cidr import pool
-from murano_cidr import taken as taken_mod
+from murano_cidr.operator.drivers import records
 from murano_cidr.tests.unit import murano_reference
 
 

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 import netaddr
 import testtools
 
+from murano_cidr.engine import pool
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
-from murano_cidr import pool
-from murano_cidr import taken as taken_mod
 from murano_cidr.tests.unit import murano_reference
 
 
@@ -120,8 +120,8 @@ class TestDriverProperties(testtools.TestCase):
     def _drivers(self, a_pool):
         from oslo_config import cfg
 
-        from murano_cidr.drivers import legacy
-        from murano_cidr.drivers import random as random_driver
+        from murano_cidr.engine.drivers import legacy
+        from murano_cidr.engine.drivers import random as random_driver
 
         drivers = []
         for cls in (random_driver.RandomDriver, legacy.LegacyDriver):

@@ -36,25 +36,25 @@ REGISTERING = frozenset({
 #: Where they may be called: (module, function).
 SITES = frozenset({
     # Where the allocator is built.
-    ("murano_cidr.allocator", "driver_class"),
-    ("murano_cidr.drivers.commands", "prepare"),
+    ("murano_cidr.engine.allocator", "driver_class"),
+    ("murano_cidr.operator.drivers.commands", "prepare"),
     # The driver's constructor, through its class's hook.
-    ("murano_cidr.drivers.base", "__init__"),
-    ("murano_cidr.drivers.hooks", "register_opts"),
+    ("murano_cidr.engine.drivers.base", "__init__"),
+    ("murano_cidr.engine.drivers.hooks", "register_opts"),
     # The registration helpers themselves.
     ("murano_cidr.opts", "register_common_opts"),
-    ("murano_cidr.drivers.commands", "register_opts"),
-    ("murano_cidr.drivers.commands", "set_command_defaults"),
+    ("murano_cidr.operator.drivers.commands", "register_opts"),
+    ("murano_cidr.operator.drivers.commands", "set_command_defaults"),
     ("murano_cidr.opts", "register_listed"),
     # Every installed driver's, for programs that build none.
-    ("murano_cidr.confutils", "load"),
-    ("murano_cidr.confutils", "make_conf"),
-    ("murano_cidr.integration.plugin", "_install"),
+    ("murano_cidr.operator.confutils", "load"),
+    ("murano_cidr.operator.confutils", "make_conf"),
+    ("murano_cidr.engine.integration.plugin", "_install"),
     # The console scripts: theirs (logging, command line) and everyone's.
-    ("murano_cidr.cmd.common", "register_logging"),
-    ("murano_cidr.cmd.common", "main"),
-    ("murano_cidr.cmd.status", "main"),
-    ("murano_cidr.cmd.status", "_run"),
+    ("murano_cidr.operator.cmd.common", "register_logging"),
+    ("murano_cidr.operator.cmd.common", "main"),
+    ("murano_cidr.operator.cmd.status", "main"),
+    ("murano_cidr.operator.cmd.status", "_run"),
 })
 
 
@@ -94,7 +94,7 @@ class TestRegistrationSites(base.TestCase):
             if not any(name.startswith(p + ".")
                        for p in test_import_cycles.OUTSIDE_RUNTIME):
                 found |= registering_calls(name, path)
-        self.assertIn(("murano_cidr.drivers.base", "__init__"), found)
+        self.assertIn(("murano_cidr.engine.drivers.base", "__init__"), found)
         self.assertEqual([], sorted(found - SITES, key=str))
 
     def test_a_call_is_found_inside_nested_code(self):

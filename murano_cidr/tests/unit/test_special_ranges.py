@@ -19,11 +19,11 @@ import netaddr
 
 from oslo_upgradecheck import upgradecheck
 
-from murano_cidr import allocator
-from murano_cidr.cmd import status
+from murano_cidr.engine import allocator
+from murano_cidr.engine import pool
+from murano_cidr.engine import special_ranges
 from murano_cidr import exceptions
-from murano_cidr import pool
-from murano_cidr import special_ranges
+from murano_cidr.operator.cmd import status
 from murano_cidr.tests import base
 
 

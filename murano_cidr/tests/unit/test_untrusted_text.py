@@ -20,14 +20,14 @@ log lines or repaint an operator's terminal.
 import json
 import os
 
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import status
+from murano_cidr.engine import pool
+from murano_cidr.engine import taken
 from murano_cidr import exceptions
 from murano_cidr import messages
-from murano_cidr.operations import importing
-from murano_cidr.operations import openstack_export
-from murano_cidr import pool
-from murano_cidr import taken
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import status
+from murano_cidr.operator.operations import importing
+from murano_cidr.operator.operations import openstack_export
 from murano_cidr.tests import base
 
 #: A value that would forge a log line and turn a terminal red.

@@ -16,8 +16,8 @@ Every command runs as an operator runs it (``python -m ...`` in a new
 process, reading a configuration file) against the ``db`` driver on SQLite
 and on PostgreSQL. Process start-up is what these tests cost, so each test
 batches the assertions of one operator workflow; the many variations of bad
-input are checked in-process (:func:`murano_cidr.cmd.cli.main`) against the
-same database, and one of them in a subprocess for its output.
+input are checked in-process (:func:`murano_cidr.operator.cmd.cli.main`)
+against the same database, and one of them in a subprocess for its output.
 """
 
 import datetime
@@ -30,11 +30,11 @@ import fixtures
 from oslo_config import cfg
 import testscenarios
 
-from murano_cidr import allocation as allocation_mod
-from murano_cidr import allocator
-from murano_cidr.cmd import cli
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.db import migration
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine import allocator
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.drivers import commands
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 
@@ -96,11 +96,11 @@ class CommandTestCase(base.TestCase):
         return result.returncode, result.stdout, result.stderr
 
     def cidr(self, *args):
-        return self.run_cmd("murano_cidr.cmd.cli", *args)
+        return self.run_cmd("murano_cidr.operator.cmd.cli", *args)
 
     def status(self, *args):
-        return self.run_cmd("murano_cidr.cmd.status", "upgrade", "check",
-                            *args)
+        return self.run_cmd("murano_cidr.operator.cmd.status", "upgrade",
+                            "check", *args)
 
     def cidr_in_process(self, *args):
         return self.run_main(cli.main, "--config-file", self.conf_file,
@@ -255,7 +255,7 @@ class TestImportAndAllocate(CommandTestCase):
         # 600 rows, recorded 100 at a time in one transaction: a row
         # refused at the end leaves the table as it was.
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.importing.BATCH", 100))
+            "murano_cidr.operator.drivers.db.bulk_import.BATCH", 100))
         self.driver().import_allocations([
             allocation_mod.Allocation("held", POOL[0], "r")])
         before = self.snapshot()
@@ -274,7 +274,7 @@ class TestImportAndAllocate(CommandTestCase):
         # The same conflict, unseen by the plan (an allocation made
         # meanwhile): the database refuses the last part.
         with fixtures.MockPatch(
-                "murano_cidr.operations.importing.plan",
+                "murano_cidr.operator.operations.importing.plan",
                 side_effect=lambda rows, existing: rows):
             code, _out, err = self.cidr_in_process("import", late_conflict)
         self.assertEqual(1, code, err)

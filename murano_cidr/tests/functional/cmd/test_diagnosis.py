@@ -24,9 +24,9 @@ import uuid
 import sqlalchemy as sa
 import testscenarios
 
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import common
-from murano_cidr.cmd import manage
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import common
+from murano_cidr.operator.cmd import manage
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 

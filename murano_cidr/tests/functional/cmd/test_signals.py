@@ -30,7 +30,7 @@ import time
 
 import fixtures
 
-from murano_cidr.cmd import interrupts
+from murano_cidr.operator.cmd import interrupts
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 
@@ -78,7 +78,8 @@ def alive(pids):
 def reading_a_pipe(pid):
     """Tell whether ``pid`` waits to read a pipe or FIFO (Linux).
 
-    In read(), or in select() before it (murano_cidr.operations.files).
+    In read(), or in select() before it
+    (murano_cidr.operator.operations.files).
     """
     try:
         with open("/proc/%d/wchan" % pid) as f:
@@ -120,7 +121,8 @@ class SignalTestCase(base.TestCase):
         """Start ``murano-cidr ARGV`` in a new session."""
         env = dict(os.environ, TMPDIR=self.tmp)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "murano_cidr.cmd.cli"] + list(argv),
+            [sys.executable, "-m", "murano_cidr.operator.cmd.cli"]
+            + list(argv),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=env, start_new_session=True,
             preexec_fn=_as_a_terminal_starts_it)

@@ -28,9 +28,9 @@ import multiprocessing
 from multiprocessing import util as mp_util
 import queue
 
-from murano_cidr import allocator
-from murano_cidr.drivers.db import migration
-from murano_cidr.drivers.db import options as db_options
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import options as db_options
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 

@@ -30,7 +30,7 @@ import subprocess
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.drivers.db import migration
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional import netns
 

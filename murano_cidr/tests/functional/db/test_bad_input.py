@@ -14,8 +14,8 @@
 
 import sqlalchemy as sa
 
-from murano_cidr.drivers.db import compat
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
 

@@ -24,11 +24,11 @@ import os
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.cmd import manage
-from murano_cidr.drivers.db import migration
-from murano_cidr.drivers.db import revisions
-from murano_cidr.drivers.db import synclock
+from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
+from murano_cidr.operator.cmd import manage
+from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import synclock
 from murano_cidr.tests.functional.db import base
 
 
@@ -73,7 +73,7 @@ class ConcurrentSyncTests(object):
 
     def test_a_sync_that_waits_too_long_says_so(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.synclock.TIMEOUT", 1))
+            "murano_cidr.operator.drivers.db.synclock.TIMEOUT", 1))
         with self.engine.connect() as holder:
             # Another db sync, stuck while it holds the lock.
             self.take(holder)

@@ -29,9 +29,9 @@ import random
 
 import sqlalchemy as sa
 
-from murano_cidr import allocation as allocation_mod
-from murano_cidr.drivers.db import allocating
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers.db import allocating
+from murano_cidr.engine.drivers.db import statements
 from murano_cidr.tests.functional.db import base
 
 TABLES = ("murano_cidr_allocations", "murano_cidr_scopes")

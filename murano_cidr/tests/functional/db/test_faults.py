@@ -15,11 +15,11 @@
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr import allocation as allocation_mod
-from murano_cidr.drivers.db import compat
-from murano_cidr.drivers.db import importing
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
+from murano_cidr.operator.drivers.db import bulk_import
 from murano_cidr.tests.functional.db import base
 
 
@@ -113,7 +113,7 @@ class FaultTests(object):
         self.assertIsNotNone(self.driver.allocate("net-1", scope="r"))
 
     def test_killed_during_an_import_writes_all_or_nothing(self):
-        self.kill_after("insert", 1, module=importing)
+        self.kill_after("insert", 1, module=bulk_import)
         batch = [allocation_mod.Allocation(owner="n%d" % i,
                                            cidr="10.0.%d.0/24" % i,
                                            scope="r")

@@ -25,9 +25,9 @@ import sys
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.drivers.db import migration
-from murano_cidr.drivers.db import revisions
+from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr.tests.functional.db import base
 
 
@@ -71,7 +71,7 @@ class ForeignTableTests(object):
         with open(path, "w") as f:
             f.write("[cidr_allocator_database]\nconnection = %s\n" % self.url)
         result = subprocess.run(
-            [sys.executable, "-m", "murano_cidr.cmd.manage",
+            [sys.executable, "-m", "murano_cidr.operator.cmd.manage",
              "--config-file", path, "db", "sync"],
             capture_output=True, text=True, timeout=120)
         self.assertEqual(2, result.returncode, result.stderr)

@@ -24,7 +24,7 @@ import os
 
 import sqlalchemy as sa
 
-from murano_cidr.integration import murano
+from murano_cidr.engine.integration import murano
 from murano_cidr.tests import base as tests_base
 from murano_cidr.tests.functional.db import base
 

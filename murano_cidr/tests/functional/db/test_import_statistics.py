@@ -22,9 +22,9 @@ the import refreshes the statistics itself.
 
 import sqlalchemy as sa
 
-from murano_cidr import allocation as allocation_mod
-from murano_cidr.drivers.db import importing
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers.db import statements
+from murano_cidr.operator.drivers.db import bulk_import
 from murano_cidr.tests.functional.db import base
 
 _RELTUPLES = sa.text("SELECT reltuples FROM pg_class WHERE relname = :name")
@@ -47,8 +47,8 @@ class TestPostgresql(base.PostgresqlBackend, base.DbTestCase):
     def test_a_bulk_import_refreshes_the_statistics(self):
         self.sync()
         driver = self.make_driver()
-        self._import(driver, importing.ANALYZE_AFTER - 1, "small")
+        self._import(driver, bulk_import.ANALYZE_AFTER - 1, "small")
         # A small import leaves them to autovacuum: never analyzed.
         self.assertLessEqual(self._reltuples(), 0)
-        self._import(driver, importing.ANALYZE_AFTER, "bulk")
-        self.assertEqual(2 * importing.ANALYZE_AFTER - 1, self._reltuples())
+        self._import(driver, bulk_import.ANALYZE_AFTER, "bulk")
+        self.assertEqual(2 * bulk_import.ANALYZE_AFTER - 1, self._reltuples())

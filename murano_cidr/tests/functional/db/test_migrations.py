@@ -18,9 +18,9 @@ from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 
-from murano_cidr.drivers.db import migration
-from murano_cidr.drivers.db import models
-from murano_cidr.drivers.db import revisions
+from murano_cidr.engine.drivers.db import models
+from murano_cidr.engine.drivers.db import revisions
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr.tests.functional.db import base
 
 

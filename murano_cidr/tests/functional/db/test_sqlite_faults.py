@@ -31,8 +31,8 @@ import shutil
 import subprocess
 import sys
 
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import manage
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import manage
 from murano_cidr.tests import base
 
 

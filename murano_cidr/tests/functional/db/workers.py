@@ -23,10 +23,10 @@ import random
 
 from oslo_config import cfg
 
-from murano_cidr import allocator
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.db import options as db_options
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr import exceptions
+from murano_cidr.operator.drivers import commands
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
 

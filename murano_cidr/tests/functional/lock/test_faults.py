@@ -40,7 +40,7 @@ from kazoo import exceptions as kazoo_exceptions
 from oslo_log import log as logging
 from tooz import coordination
 
-from murano_cidr.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import backend
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import servers

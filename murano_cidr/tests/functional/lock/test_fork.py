@@ -24,10 +24,10 @@ import uuid
 
 from oslo_config import cfg
 
-from murano_cidr import allocator
-from murano_cidr.drivers import commands
+from murano_cidr.engine import allocator
+from murano_cidr.engine.integration import murano
 from murano_cidr import exceptions
-from murano_cidr.integration import murano
+from murano_cidr.operator.drivers import commands
 from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests.functional.lock import redis_server

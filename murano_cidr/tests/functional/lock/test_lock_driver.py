@@ -30,10 +30,10 @@ from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
 import tenacity
 
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.lock import status
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import router as router_mod
+from murano_cidr.operator.drivers import commands
+from murano_cidr.operator.drivers.lock import status_checks
 from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
@@ -122,7 +122,7 @@ class EngineHarness(object):
         commands.register_opts(conf)
         conf([], project="murano-cidr", default_config_files=[])
         conf.set_override("coordination_url", url, group=opts.GROUP)
-        result = status.check_lock_service(conf)
+        result = status_checks.check_lock_service(conf)
         self.assertEqual(upgradecheck.Code.SUCCESS, result.code,
                          result.details)
 

@@ -26,7 +26,7 @@ import threading
 import fixtures
 from tooz import coordination
 
-from murano_cidr.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import backend
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history

@@ -24,9 +24,9 @@ import time
 
 from oslo_config import cfg
 
-from murano_cidr import allocator
-from murano_cidr.drivers import commands
+from murano_cidr.engine import allocator
 from murano_cidr.measuring.simulate import router as router_mod
+from murano_cidr.operator.drivers import commands
 from murano_cidr import opts
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional import netns

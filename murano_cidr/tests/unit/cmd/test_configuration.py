@@ -16,10 +16,10 @@ import os
 
 import fixtures
 
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import configuration
-from murano_cidr.cmd import manage
-from murano_cidr.cmd import status
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import configuration
+from murano_cidr.operator.cmd import manage
+from murano_cidr.operator.cmd import status
 from murano_cidr.tests import base
 
 
@@ -32,10 +32,11 @@ class TestSearch(base.TestCase):
         self.murano_conf = self.path("etc/murano/murano.conf")
         self.conf_d = self.path("etc/murano/murano.conf.d")
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.cmd.configuration.SEARCH_FILES",
+            "murano_cidr.operator.cmd.configuration.SEARCH_FILES",
             (self.murano_conf, self.path("etc/murano-cidr/murano-cidr.conf"))))
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.cmd.configuration.SEARCH_DIRS", (self.conf_d,)))
+            "murano_cidr.operator.cmd.configuration.SEARCH_DIRS",
+            (self.conf_d,)))
         self.database = os.path.join(self.state_path, "engine.sqlite")
         self.write(self.murano_conf,
                    "[DEFAULT]\ndebug = false\n[cidr_allocator]\ndriver = db\n"
@@ -195,10 +196,10 @@ class TestDefaults(base.TestCase):
         present = os.path.join(root, "present.conf")
         open(present, "w").close()
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.cmd.configuration.SEARCH_FILES",
+            "murano_cidr.operator.cmd.configuration.SEARCH_FILES",
             (os.path.join(root, "absent.conf"), present)))
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.cmd.configuration.SEARCH_DIRS",
+            "murano_cidr.operator.cmd.configuration.SEARCH_DIRS",
             (root, os.path.join(root, "absent.d"))))
         self.assertEqual([present], configuration.default_files())
         self.assertEqual([root], configuration.default_dirs())

@@ -23,9 +23,9 @@ import sys
 import fixtures
 
 import murano_cidr
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import manage
-from murano_cidr.cmd import status
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import manage
+from murano_cidr.operator.cmd import status
 from murano_cidr.tests import base
 
 # argparse's heading of the options: "optional arguments:" before 3.10.
@@ -101,8 +101,8 @@ class TestHelp(ConsoleTestCase):
                 return original(command, **kwargs)
 
             recorder.add_parser = record
-            importlib.import_module("murano_cidr.cmd." + module).register(
-                recorder)
+            importlib.import_module(
+                "murano_cidr.operator.cmd." + module).register(recorder)
             self.assertEqual(summary, helps[name], name)
 
     def test_status_describes_itself_first(self):
@@ -156,7 +156,7 @@ class TestQuietOutput(base.TestCase):
         code, out, err = self.cidr("--verbose", "allocate", "net-1",
                                    "--scope", "r")
         self.assertEqual(0, code)
-        self.assertIn("INFO murano_cidr.drivers.db", err)
+        self.assertIn("INFO murano_cidr.engine.drivers.db", err)
         self.assertIn("Allocated %s to net-1" % out.strip(), err)
 
     def test_usage_json_has_each_figure_once(self):

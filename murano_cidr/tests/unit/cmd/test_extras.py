@@ -17,9 +17,9 @@ from unittest import mock
 
 import fixtures
 
-from murano_cidr.cmd import cli
 from murano_cidr.measuring.bench import runner as bench_runner
 from murano_cidr.measuring.simulate import runner
+from murano_cidr.operator.cmd import cli
 from murano_cidr.tests import base
 
 

@@ -17,9 +17,9 @@ import signal
 import threading
 import time
 
-from murano_cidr.cmd import common
-from murano_cidr.cmd import interrupts
-from murano_cidr.operations import files
+from murano_cidr.operator.cmd import common
+from murano_cidr.operator.cmd import interrupts
+from murano_cidr.operator.operations import files
 from murano_cidr.tests import base
 
 #: Seconds before the test gives up on a read the signal did not end:

@@ -12,8 +12,8 @@
 
 """The ``murano-cidr`` commands against an in-memory driver that keeps state.
 
-The commands run in-process through :func:`murano_cidr.cmd.cli.main`; the
-functional tests run them in subprocesses against real databases.
+The commands run in-process through :func:`murano_cidr.operator.cmd.cli.main`;
+the functional tests run them in subprocesses against real databases.
 """
 
 import datetime
@@ -24,10 +24,10 @@ import os
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr import allocator
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import common
-from murano_cidr.drivers import random as random_driver
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import random as random_driver
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import common
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_db as murano_tables
 from murano_cidr.tests.unit.operations import fakes
@@ -60,17 +60,17 @@ class CommandTestCase(base.TestCase):
             fakes.allocation("young", "10.0.2.0/24", "r2",
                              datetime.timedelta(hours=1))])
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.get_allocator",
+            "murano_cidr.engine.allocator.get_allocator",
             side_effect=lambda conf, require=(), action=None: (
                 self.driver.require(require, action) or self.driver)))
 
     def use_stateless_driver(self):
         """Load the real random driver instead of the stateful fake."""
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.get_allocator",
+            "murano_cidr.engine.allocator.get_allocator",
             side_effect=_REAL_GET_ALLOCATOR))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.allocator.driver_class",
+            "murano_cidr.engine.allocator.driver_class",
             return_value=random_driver.RandomDriver))
 
     def write(self, name, content):
@@ -195,7 +195,7 @@ class TestImport(CommandTestCase):
 
     def test_the_table_shows_the_first_rejected_rows_only(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.cmd.operations.SHOWN_ROWS", 2))
+            "murano_cidr.operator.cmd.operations.SHOWN_ROWS", 2))
         path = self.write("bad.csv", self.GOOD + "".join(
             "r,nope,bad%d\n" % i for i in range(5)))
         code, out, err = self.run_cli("import", "--dry-run", path)

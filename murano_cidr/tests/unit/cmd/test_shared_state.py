@@ -16,12 +16,12 @@ import os
 
 import fixtures
 
-from murano_cidr.cmd import cli
-from murano_cidr.drivers import capabilities
-from murano_cidr.drivers.db import driver as db_driver
-from murano_cidr.drivers.lock import driver as lock_driver
-from murano_cidr.drivers import random as random_driver
+from murano_cidr.engine.drivers import capabilities
+from murano_cidr.engine.drivers.db import driver as db_driver
+from murano_cidr.engine.drivers.lock import driver as lock_driver
+from murano_cidr.engine.drivers import random as random_driver
 from murano_cidr import exceptions
+from murano_cidr.operator.cmd import cli
 from murano_cidr.tests import base
 
 

@@ -17,10 +17,10 @@ import os
 
 import fixtures
 
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import simulate
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import runner
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import simulate
 from murano_cidr.tests import base
 
 

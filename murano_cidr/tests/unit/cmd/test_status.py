@@ -19,8 +19,8 @@ from unittest import mock
 import fixtures
 from oslo_upgradecheck import upgradecheck
 
-from murano_cidr.cmd import status
-from murano_cidr.drivers.db import revisions
+from murano_cidr.engine.drivers.db import revisions
+from murano_cidr.operator.cmd import status
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_engines
 
@@ -83,7 +83,7 @@ class TestChecks(base.TestCase):
     def _revision(self, revision, tables=()):
         self.config(driver="db")
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.migration.current_schema",
+            "murano_cidr.operator.drivers.db.migration.current_schema",
             return_value=(revision, list(tables))))
         return self.checks.run("Database")
 
@@ -106,7 +106,7 @@ class TestChecks(base.TestCase):
                           "a CIDR fails with DatabaseNotSynced",
                           self._revision(None))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.revisions.known_revisions",
+            "murano_cidr.engine.drivers.db.revisions.known_revisions",
             return_value={head, "older"}))
         self.assertResult(FAILURE, "is at revision older, this code needs "
                           "%s; run" % head, self._revision("older"))
@@ -188,7 +188,7 @@ class TestChecks(base.TestCase):
 
     def test_unexpected_errors_are_one_line_failures(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.pool.pools_from_conf",
+            "murano_cidr.engine.pool.pools_from_conf",
             side_effect=RuntimeError("boom\nagain")))
         self.assertResult(FAILURE, "RuntimeError: boom again",
                           self.checks.check_pool())

@@ -17,9 +17,9 @@ import io
 
 import fixtures
 
-from murano_cidr.cmd import cli
 from murano_cidr.measuring.bench import backends
 from murano_cidr.measuring.bench import runner as bench_runner
+from murano_cidr.operator.cmd import cli
 from murano_cidr.tests.unit.cmd import test_console
 from murano_cidr.tests.unit.measuring.bench import test_bench
 

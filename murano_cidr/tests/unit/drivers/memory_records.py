@@ -14,7 +14,7 @@
 
 import threading
 
-from murano_cidr.drivers.lock import reservations
+from murano_cidr.engine.drivers.lock import reservations
 from murano_cidr import exceptions
 
 

@@ -16,14 +16,13 @@ import ast
 
 import fixtures
 
-from murano_cidr import allocator
-from murano_cidr.drivers import base as driver_base
-from murano_cidr.drivers import capabilities
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.db import api
-from murano_cidr.drivers.db import driver as db_driver
-from murano_cidr.drivers.lock import driver as lock_driver
-from murano_cidr.drivers import random as random_driver
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import base as driver_base
+from murano_cidr.engine.drivers import capabilities
+from murano_cidr.engine.drivers.db import api
+from murano_cidr.engine.drivers.db import driver as db_driver
+from murano_cidr.engine.drivers.lock import driver as lock_driver
+from murano_cidr.engine.drivers import random as random_driver
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
@@ -47,7 +46,7 @@ class TestCapabilities(base.TestCase):
     def test_missing_capability_is_refused_before_the_driver_is_built(self):
         self.config(driver="lock")
         built = self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.lock.driver.LockDriver.__init__",
+            "murano_cidr.engine.drivers.lock.driver.LockDriver.__init__",
             return_value=None))
         e = self.assertRaises(
             exceptions.CapabilityMissing, allocator.get_allocator,
@@ -81,8 +80,8 @@ class TestCapabilities(base.TestCase):
 
     def test_every_capability_has_a_reason_and_an_action(self):
         for capability in Capability:
-            self.assertIn(capability, commands.DEFAULT_REASONS)
-            self.assertIn(capability, commands.DEFAULT_ACTIONS)
+            self.assertIn(capability, capabilities.DEFAULT_REASONS)
+            self.assertIn(capability, capabilities.DEFAULT_ACTIONS)
 
 
 class TestImportCycle(base.TestCase):
@@ -100,4 +99,4 @@ class TestImportCycle(base.TestCase):
                 imported.update("%s.%s" % (node.module, alias.name)
                                 for alias in node.names)
         self.assertIn("murano_cidr.exceptions", imported)
-        self.assertNotIn("murano_cidr.drivers.db.migration", imported)
+        self.assertNotIn("murano_cidr.operator.drivers.db.migration", imported)

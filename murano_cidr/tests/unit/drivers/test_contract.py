@@ -21,8 +21,8 @@ driver's file locks).
 
 import testscenarios
 
-from murano_cidr.drivers import capabilities
-from murano_cidr.drivers import commands as driver_commands
+from murano_cidr.engine.drivers import capabilities
+from murano_cidr.operator.drivers import commands as driver_commands
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 

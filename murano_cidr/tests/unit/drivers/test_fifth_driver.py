@@ -33,13 +33,13 @@ from oslo_upgradecheck import upgradecheck
 from stevedore import extension as stevedore_extension
 import testscenarios
 
-from murano_cidr import allocator
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import status
-from murano_cidr.drivers import capabilities
-from murano_cidr.drivers import commands
-from murano_cidr.drivers import installed
-from murano_cidr.drivers import stateless
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import capabilities
+from murano_cidr.engine.drivers import installed
+from murano_cidr.engine.drivers import stateless
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import status
+from murano_cidr.operator.drivers import commands
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 

@@ -22,10 +22,10 @@ from oslo_concurrency import lockutils
 from oslo_config import fixture as config_fixture
 import redis
 
-from murano_cidr import allocator
-from murano_cidr.drivers.lock import backend
-from murano_cidr.drivers.lock import options as lock_options
-from murano_cidr.drivers.lock import tooz_backend
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import options as lock_options
+from murano_cidr.engine.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests import contract

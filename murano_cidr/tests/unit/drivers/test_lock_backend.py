@@ -14,7 +14,7 @@
 
 import netaddr
 
-from murano_cidr.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import backend
 from murano_cidr.tests import base
 
 

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from murano_cidr import allocator
+from murano_cidr.engine import allocator
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
@@ -44,8 +44,8 @@ import json
 import os
 import sys
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
+from murano_cidr.operator import confutils
 
 state_path, cidr, timeout = sys.argv[1:]
 conf = confutils.make_conf({

@@ -21,9 +21,9 @@ from unittest import mock
 import fixtures
 import testtools
 
-from murano_cidr import allocator
-from murano_cidr.drivers.lock import backend
-from murano_cidr.drivers.lock import holdings
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import holdings
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
@@ -111,7 +111,7 @@ class TestHoldings(testtools.TestCase):
 
     def test_dropped_owners_remembered_are_bounded(self):
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.lock.holdings.DROPPED_KEPT", 2))
+            "murano_cidr.engine.drivers.lock.holdings.DROPPED_KEPT", 2))
         for owner in ("a", "b", "c"):
             self.add(owner)
         self.time.advance(TIMEOUT)
@@ -143,10 +143,10 @@ class TestLockDriverTimeout(base.TestCase):
         self.time = FakeTime()
         real = holdings.Holdings
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.lock.holdings.Holdings",
+            "murano_cidr.engine.drivers.lock.holdings.Holdings",
             lambda timeout: real(timeout, clock=self.time.clock)))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.lock.reservations.time.time",
+            "murano_cidr.engine.drivers.lock.reservations.time.time",
             side_effect=self.time.wall))
 
     def make_driver(self):

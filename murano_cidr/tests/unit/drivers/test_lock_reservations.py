@@ -16,8 +16,8 @@ import os
 
 import fixtures
 
-from murano_cidr.drivers.lock import file_records
-from murano_cidr.drivers.lock import reservations
+from murano_cidr.engine.drivers.lock import file_records
+from murano_cidr.engine.drivers.lock import reservations
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.drivers import memory_records
 
@@ -106,7 +106,7 @@ class TestClaim(base.TestCase):
         super().setUp()
         self.store = memory_records.MemoryRecords()
         self.clock = self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.lock.reservations.time.time",
+            "murano_cidr.engine.drivers.lock.reservations.time.time",
             return_value=NOW))
 
     def claim(self, record):
@@ -187,7 +187,7 @@ class TestOwnerIndex(base.TestCase):
 
     def test_an_expired_index_of_the_owner_is_replaced(self):
         clock = self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.lock.reservations.time.time",
+            "murano_cidr.engine.drivers.lock.reservations.time.time",
             return_value=NOW - 2 * HOLD)).mock
         self.reserve("net-1", ["b1"])
         clock.return_value = NOW

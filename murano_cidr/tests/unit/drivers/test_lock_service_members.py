@@ -19,9 +19,9 @@ from unittest import mock
 from etcd3gw import exceptions as etcd3gw_exceptions
 import requests
 
-from murano_cidr.drivers.lock import etcd_members
-from murano_cidr.drivers.lock import service_records
-from murano_cidr.drivers.lock import tooz_backend
+from murano_cidr.engine.drivers.lock import etcd_members
+from murano_cidr.engine.drivers.lock import service_records
+from murano_cidr.engine.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 

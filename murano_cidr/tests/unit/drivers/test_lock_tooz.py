@@ -25,10 +25,10 @@ from kazoo import exceptions as kazoo_exceptions
 import tooz
 from tooz import coordination
 
-from murano_cidr import allocator
-from murano_cidr.drivers.lock import backend
-from murano_cidr.drivers.lock import redis_sentinel
-from murano_cidr.drivers.lock import tooz_clients
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import redis_sentinel
+from murano_cidr.engine.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests import contract

@@ -23,9 +23,9 @@ import time
 from unittest import mock
 
 
-from murano_cidr.drivers.lock import deadlines
-from murano_cidr.drivers.lock import tooz_backend
-from murano_cidr.drivers.lock import tooz_clients
+from murano_cidr.engine.drivers.lock import deadlines
+from murano_cidr.engine.drivers.lock import tooz_backend
+from murano_cidr.engine.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.drivers import test_lock_tooz

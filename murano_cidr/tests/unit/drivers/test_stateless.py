@@ -16,7 +16,7 @@ import random
 import secrets
 from unittest import mock
 
-from murano_cidr import allocator
+from murano_cidr.engine import allocator
 from murano_cidr.tests import base
 from murano_cidr.tests.unit import murano_reference
 

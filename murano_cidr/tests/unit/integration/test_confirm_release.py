@@ -17,8 +17,8 @@ import logging
 
 import fixtures
 
+from murano_cidr.engine.integration import murano
 from murano_cidr import exceptions
-from murano_cidr.integration import murano
 from murano_cidr.tests import base
 from murano_cidr.tests import release_window
 from murano_cidr.tests.unit.drivers.db import base as db_base

@@ -28,10 +28,10 @@ from unittest import mock
 import fixtures
 import yaml
 
-from murano_cidr.cmd import manage
+from murano_cidr.engine.integration import plugin
 from murano_cidr import exceptions
-from murano_cidr.integration import core_library
-from murano_cidr.integration import plugin
+from murano_cidr.operator.cmd import manage
+from murano_cidr.operator import muranopl_patch
 from murano_cidr.tests import base
 
 MANIFEST = """\
@@ -141,7 +141,7 @@ class CoreLibraryTestCase(base.TestCase):
 class TestChange(CoreLibraryTestCase):
 
     def test_adds_flag_confirm_and_destroy(self):
-        result = core_library.change(self.package)
+        result = muranopl_patch.change(self.package)
         self.assertEqual(["flag", "confirm", "destroy"], result.added)
         self.assertEqual(EXPECTED, self.read())
         methods = yaml.safe_load(self.read())["Methods"]
@@ -154,7 +154,7 @@ class TestChange(CoreLibraryTestCase):
 
     def test_calls_what_the_plugin_adds(self):
         # Murano's DSL names a Python method confirm_cidr confirmCidr.
-        after = core_library.change(self.package, dry_run=True).after
+        after = muranopl_patch.change(self.package, dry_run=True).after
         calls = re.findall(r"_getNetExplorer\(\)\.(\w+)\(id\(\$\)\)", after)
         self.assertEqual(["confirmCidr", "releaseCidr"], calls)
         self.assertEqual(sorted(plugin.ADDED), sorted(
@@ -162,7 +162,7 @@ class TestChange(CoreLibraryTestCase):
             for call in calls))
 
     def test_only_adds_lines(self):
-        diff = core_library.change(self.package).diff()
+        diff = muranopl_patch.change(self.package).diff()
         self.assertTrue(diff.startswith(
             "--- a/Classes/resources/NeutronNetwork.yaml\n"
             "+++ b/Classes/resources/NeutronNetwork.yaml\n"), diff)
@@ -171,7 +171,7 @@ class TestChange(CoreLibraryTestCase):
         self.assertEqual([], removed)
 
     def test_printed_diff_applies_to_a_pristine_tree(self):
-        diff = core_library.change(self.package).diff()
+        diff = muranopl_patch.change(self.package).diff()
         other = self.make_tree(os.path.join(self.root, "other"))
         subprocess.run(["patch", "-s", "-p1", "-d", other], input=diff,
                        text=True, check=True)
@@ -179,30 +179,30 @@ class TestChange(CoreLibraryTestCase):
             other, "Classes", "resources", "NeutronNetwork.yaml")))
 
     def test_second_run_changes_nothing(self):
-        core_library.change(self.package)
+        muranopl_patch.change(self.package)
         changed = self.read()
-        result = core_library.change(self.package)
+        result = muranopl_patch.change(self.package)
         self.assertEqual([], result.added)
         self.assertEqual("", result.diff())
         self.assertEqual(changed, self.read())
 
     def test_dry_run_writes_nothing(self):
-        result = core_library.change(self.package, dry_run=True)
+        result = muranopl_patch.change(self.package, dry_run=True)
         self.assertEqual(NETWORK, self.read())
         self.assertEqual(EXPECTED, result.after)
 
     def test_package_directory_or_source_tree(self):
         self.assertEqual(self.network,
-                         core_library.change(self.root, dry_run=True).path)
-        self.assertEqual(self.network,
-                         core_library.change(self.package, dry_run=True).path)
+                         muranopl_patch.change(self.root, dry_run=True).path)
+        self.assertEqual(self.network, muranopl_patch.change(
+            self.package, dry_run=True).path)
 
     def test_a_guarded_change_made_by_hand_is_recognised(self):
         by_hand = EXPECTED.replace("              - $._getNetExplorer()."
                                    "confirmCidr", "              - "
                                    "$explorer.confirmCidr")
         self.write(by_hand)
-        self.assertEqual([], core_library.change(self.package).added)
+        self.assertEqual([], muranopl_patch.change(self.package).added)
         self.assertEqual(by_hand, self.read())
 
     def test_an_unguarded_call_made_by_hand_is_refused(self):
@@ -212,17 +212,17 @@ class TestChange(CoreLibraryTestCase):
                                     "$explorer.confirmCidr")
         self.write(by_hand)
         e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
-                              core_library.change, self.package)
+                              muranopl_patch.change, self.package)
         self.assertIn("calls confirmCidr and releaseCidr without checking "
                       "that the explorer has it", str(e))
         self.assertEqual(by_hand, self.read())
 
     def test_the_unguarded_change_of_1_x_is_replaced_by_the_guarded(self):
         self.write(UNGUARDED)
-        result = core_library.change(self.package)
+        result = muranopl_patch.change(self.package)
         self.assertEqual(["flag", "confirm", "destroy"], result.added)
         self.assertEqual(EXPECTED, self.read())
-        self.assertEqual([], core_library.change(self.package).added)
+        self.assertEqual([], muranopl_patch.change(self.package).added)
 
     def test_missing_parts_only(self):
         self.write(NETWORK + """
@@ -232,13 +232,13 @@ class TestChange(CoreLibraryTestCase):
         Then:
           - $._getNetExplorer().releaseCidr(id($))
 """)
-        result = core_library.change(self.package)
+        result = muranopl_patch.change(self.package)
         self.assertEqual(["flag", "confirm"], result.added)
-        self.assertEqual([], core_library.change(self.package).added)
+        self.assertEqual([], muranopl_patch.change(self.package).added)
 
     def test_windows_line_ends_are_kept(self):
         self.write(NETWORK.replace("\n", "\r\n"))
-        core_library.change(self.package)
+        muranopl_patch.change(self.package)
         self.assertEqual(EXPECTED.replace("\n", "\r\n"), self.read())
 
 
@@ -247,9 +247,9 @@ class TestRevert(CoreLibraryTestCase):
 
     def assertRoundTrip(self, original):
         self.write(original)
-        core_library.change(self.package)
+        muranopl_patch.change(self.package)
         self.assertNotEqual(original, self.read())
-        result = core_library.revert(self.package)
+        result = muranopl_patch.revert(self.package)
         self.assertEqual(["flag", "confirm", "destroy"], result.added)
         self.assertEqual(original, self.read())
         self.assertEqual(original.encode(), open(self.network, "rb").read())
@@ -268,16 +268,16 @@ class TestRevert(CoreLibraryTestCase):
     def test_the_unguarded_change_of_1_x(self):
         self.write(UNGUARDED)
         self.assertEqual(["flag", "confirm", "destroy"],
-                         core_library.revert(self.package).added)
+                         muranopl_patch.revert(self.package).added)
         self.assertEqual(NETWORK, self.read())
 
     def test_an_unchanged_class_is_left_alone(self):
-        self.assertEqual([], core_library.revert(self.package).added)
+        self.assertEqual([], muranopl_patch.revert(self.package).added)
         self.assertEqual(NETWORK, self.read())
 
     def test_dry_run_writes_nothing(self):
         self.write(EXPECTED)
-        result = core_library.revert(self.package, dry_run=True)
+        result = muranopl_patch.revert(self.package, dry_run=True)
         self.assertEqual((EXPECTED, NETWORK), (self.read(), result.after))
 
     def test_a_change_edited_by_hand_is_refused(self):
@@ -285,7 +285,7 @@ class TestRevert(CoreLibraryTestCase):
                                   "# our own note\n")
         self.write(edited)
         e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
-                              core_library.revert, self.package)
+                              muranopl_patch.revert, self.package)
         self.assertIn("not as patch-core-library makes it", str(e))
         self.assertEqual(edited, self.read())
 
@@ -296,7 +296,7 @@ class TestRefusals(CoreLibraryTestCase):
     def assertRefused(self, fragment, path=None):
         before = self.read() if os.path.exists(self.network) else None
         e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
-                              core_library.change, path or self.package)
+                              muranopl_patch.change, path or self.package)
         self.assertIn(fragment, str(e))
         self.assertIn("nothing was changed", str(e))
         if before is not None:
@@ -383,7 +383,7 @@ class TestCommand(CoreLibraryTestCase):
         return code, out.getvalue(), err.getvalue()
 
     def test_prints_the_diff_and_the_reimport(self):
-        diff = core_library.change(self.package, dry_run=True).diff()
+        diff = muranopl_patch.change(self.package, dry_run=True).diff()
         code, out, err = self.run_command(self.root)
         self.assertEqual((0, ""), (code, err))
         self.assertEqual(EXPECTED, self.read())

@@ -16,11 +16,11 @@ import logging
 
 import fixtures
 
-from murano_cidr.drivers import stateless
+from murano_cidr.engine.drivers import stateless
+from murano_cidr.engine.integration import murano
+from murano_cidr.engine.integration import neutron
 from murano_cidr import exceptions
-from murano_cidr.integration import murano
-from murano_cidr.integration import neutron
-from murano_cidr.operations import reconciling
+from murano_cidr.operator.operations import reconciling
 from murano_cidr.tests import base
 
 ROUTER = "9f1c2f8e-5a5b-4c3e-8d53-1e2f3a4b5c6d"
@@ -361,7 +361,7 @@ class TestGetAvailableCidr(base.TestCase):
                 self.config_fixture.config(group="cidr_allocator_database",
                                            **{name: value})
             log = self.useFixture(fixtures.FakeLogger(
-                name="murano_cidr.integration.murano",
+                name="murano_cidr.engine.integration.murano",
                 level=logging.WARNING))
             murano.NetworkCidrAllocator(self.conf).close()
             return log.output

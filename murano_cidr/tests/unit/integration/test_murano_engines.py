@@ -25,10 +25,10 @@ import fixtures
 import netaddr
 import testscenarios
 
-from murano_cidr.drivers import capabilities as caps
-from murano_cidr.drivers.db import migration
-from murano_cidr.integration import murano as adapter
-from murano_cidr.integration import plugin
+from murano_cidr.engine.drivers import capabilities as caps
+from murano_cidr.engine.integration import murano as adapter
+from murano_cidr.engine.integration import plugin
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_engines
 from murano_cidr.tests.unit.integration import test_murano as fakes

@@ -31,7 +31,7 @@ from oslo_config import cfg
 from stevedore import extension
 import testscenarios
 
-from murano_cidr.integration import plugin
+from murano_cidr.engine.integration import plugin
 from murano_cidr.tests import murano_engines
 from murano_cidr.tests.unit.integration import test_plugin
 

@@ -31,12 +31,12 @@ from stevedore import extension
 import tenacity
 import testscenarios
 
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.db import driver as db_driver
-from murano_cidr.drivers.db import migration
+from murano_cidr.engine.drivers.db import driver as db_driver
+from murano_cidr.engine.integration import murano as adapter
+from murano_cidr.engine.integration import plugin
 from murano_cidr import exceptions
-from murano_cidr.integration import murano as adapter
-from murano_cidr.integration import plugin
+from murano_cidr.operator.drivers import commands
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_engines

@@ -27,9 +27,9 @@ from unittest import mock
 import fixtures
 import testscenarios
 
-from murano_cidr.integration import core_library
-from murano_cidr.integration import murano as adapter
-from murano_cidr.integration import plugin
+from murano_cidr.engine.integration import murano as adapter
+from murano_cidr.engine.integration import plugin
+from murano_cidr.operator import muranopl_patch
 from murano_cidr.tests import murano_engines
 from murano_cidr.tests import muranopl
 from murano_cidr.tests.unit.integration import test_core_library as texts
@@ -79,10 +79,10 @@ class RollbackTestCase(test_plugin.PluginTestCase):
         """The class file: ``changed``, ``1.x`` (unguarded), ``reverted``."""
         if form == "1.x":
             return texts.UNGUARDED
-        core_library.change(self.package)
+        muranopl_patch.change(self.package)
         if form == "reverted":
-            core_library.revert(self.package)
-        with open(core_library.class_file(self.package), newline="") as f:
+            muranopl_patch.revert(self.package)
+        with open(muranopl_patch.class_file(self.package), newline="") as f:
             return f.read()
 
     def start_engine(self, conf_text):

@@ -14,11 +14,11 @@
 
 import fixtures
 
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine.drivers.db import statements
+from murano_cidr.engine.integration import murano
+from murano_cidr.engine.integration import neutron
 from murano_cidr import exceptions
-from murano_cidr.integration import murano
-from murano_cidr.integration import neutron
-from murano_cidr.operations import reconciling
+from murano_cidr.operator.operations import reconciling
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.integration import test_murano as fakes
 
@@ -146,7 +146,7 @@ class TestReadingUnderTheDbDriversRowLock(base.TestCase):
                 self.locked = False
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.statements.lock_scope", locking))
+            "murano_cidr.engine.drivers.db.statements.lock_scope", locking))
         self.adapter.driver.database.write = writing
 
     def client(self, *subnets):

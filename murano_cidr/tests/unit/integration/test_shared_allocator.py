@@ -14,8 +14,8 @@
 
 from oslo_config import cfg
 
-from murano_cidr.drivers import commands
-from murano_cidr.integration import murano
+from murano_cidr.engine.integration import murano
+from murano_cidr.operator.drivers import commands
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.integration import test_murano as fakes
 

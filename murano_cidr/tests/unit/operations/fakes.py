@@ -16,11 +16,11 @@ import datetime
 
 import netaddr
 
-from murano_cidr import allocation as allocation_mod
-from murano_cidr.drivers import base
-from murano_cidr.drivers import capabilities as caps
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers import base
+from murano_cidr.engine.drivers import capabilities as caps
+from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
-from murano_cidr import taken as taken_mod
 
 
 def allocation(owner, cidr, scope=None, age=None, now=None, **kwargs):

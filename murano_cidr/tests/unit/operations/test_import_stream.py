@@ -22,13 +22,13 @@ import tempfile
 import fixtures
 import netaddr
 
-from murano_cidr.cmd import allocations
-from murano_cidr.cmd import output
 from murano_cidr import exceptions
-from murano_cidr.operations import files
-from murano_cidr.operations import importing
-from murano_cidr.operations import json_stream
-from murano_cidr import overlaps
+from murano_cidr.operator.cmd import allocations
+from murano_cidr.operator.cmd import output
+from murano_cidr.operator.operations import files
+from murano_cidr.operator.operations import importing
+from murano_cidr.operator.operations import json_stream
+from murano_cidr.operator import overlaps
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
 from murano_cidr.tests.unit.operations import test_importing
@@ -84,9 +84,9 @@ class TestStream(test_importing.FileTestCase):
             [r for r in whole if r[1] != importing.NEW])
         self.assertEqual(21, [r[1] for r in whole].count(importing.NEW))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.import_rows.BATCH", 3))
+            "murano_cidr.operator.operations.import_rows.BATCH", 3))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.files.READ_SIZE", 7))
+            "murano_cidr.operator.operations.files.READ_SIZE", 7))
         self.assertEqual(whole,
                          self.snapshot(importing.read_file(path, POOLS)))
         self.useFixture(fixtures.MonkeyPatch("sys.stdin",
@@ -98,7 +98,7 @@ class TestStream(test_importing.FileTestCase):
     def test_progress_counts_every_byte(self):
         path = self.write("a.csv", CSV)
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.importing.PROGRESS_EVERY", 4))
+            "murano_cidr.operator.operations.importing.PROGRESS_EVERY", 4))
         counted = []
         importing.read_file(path, POOLS, progress=counted.append).close()
         self.assertGreater(len(counted), 2)
@@ -106,11 +106,11 @@ class TestStream(test_importing.FileTestCase):
 
     def test_no_format_is_limited_but_a_single_json_value_is(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.files.MAX_FILE_SIZE", 100))
+            "murano_cidr.operator.operations.files.MAX_FILE_SIZE", 100))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.json_stream.MAX_VALUE", 100))
+            "murano_cidr.operator.operations.json_stream.MAX_VALUE", 100))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.json_stream.WINDOW", 16))
+            "murano_cidr.operator.operations.json_stream.WINDOW", 16))
         records = [{"owner": "n%d" % i, "cidr": "10.0.%d.0/24" % i,
                     "scope": "r"} for i in range(10)]
         lines = "".join(json.dumps(r) + "\n" for r in records)
@@ -137,7 +137,7 @@ class TestStream(test_importing.FileTestCase):
 
     def test_what_list_and_convert_openstack_print_imports_back(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.json_stream.WINDOW", 16))
+            "murano_cidr.operator.operations.json_stream.WINDOW", 16))
         held = [fakes.allocation("n%d" % i, "10.0.%d.0/24" % i, "r")
                 for i in range(5)]
         out = io.StringIO()
@@ -149,7 +149,7 @@ class TestStream(test_importing.FileTestCase):
 
     def test_a_json_list_is_read_item_by_item(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.json_stream.WINDOW", 64))
+            "murano_cidr.operator.operations.json_stream.WINDOW", 64))
         text = json.dumps([{"owner": "n%d" % i, "cidr": "10.0.%d.0/24" % i}
                            for i in range(200)], indent=2)
         stream = io.StringIO(text)
@@ -161,7 +161,7 @@ class TestStream(test_importing.FileTestCase):
 
     def test_bad_text_late_in_the_file(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.files.READ_SIZE", 16))
+            "murano_cidr.operator.operations.files.READ_SIZE", 16))
         for content, reason in (
                 (CSV.encode() + b"r,10.0.9.0/24,\xff\n", "not UTF-8"),
                 (CSV + 'r,"10.0.9.0/24"x,n\n', "line 27: is not valid CSV"),
@@ -174,7 +174,7 @@ class TestStream(test_importing.FileTestCase):
 
     def test_format_is_told_from_the_start_of_a_pipe(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.files.HEAD", 2))
+            "murano_cidr.operator.operations.files.HEAD", 2))
         data = b'  \n\n [{"owner": "n", "cidr": "10.0.1.0/24"}]'
         self.useFixture(fixtures.MonkeyPatch("sys.stdin", _Stdin(data)))
         with files.open_input("-") as opened:
@@ -200,7 +200,7 @@ class TestOverlapsInOnePass(base.TestCase):
     def test_same_as_scope_overlaps(self):
         generator = random.Random(1502437)
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operations.import_rows.BATCH", 7))
+            "murano_cidr.operator.operations.import_rows.BATCH", 7))
         for _ in range(20):
             allocations = [fakes.allocation(
                 "n%d" % i, "10.0.%d.0/%d" % (

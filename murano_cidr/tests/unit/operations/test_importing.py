@@ -15,10 +15,10 @@
 import json
 import os
 
-from murano_cidr import allocation as allocation_mod
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine import pool as pool_mod
 from murano_cidr import exceptions
-from murano_cidr.operations import importing
-from murano_cidr import pool as pool_mod
+from murano_cidr.operator.operations import importing
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
 

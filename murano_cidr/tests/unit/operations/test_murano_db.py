@@ -17,7 +17,7 @@ import os
 import sqlalchemy as sa
 
 from murano_cidr import exceptions
-from murano_cidr.operations import murano_db
+from murano_cidr.operator.operations import murano_db
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_db as murano_tables
 

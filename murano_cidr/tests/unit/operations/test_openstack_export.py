@@ -15,10 +15,10 @@
 import json
 import os
 
+from murano_cidr.engine import pool as pool_mod
 from murano_cidr import exceptions
-from murano_cidr.operations import importing
-from murano_cidr.operations import openstack_export
-from murano_cidr import pool as pool_mod
+from murano_cidr.operator.operations import importing
+from murano_cidr.operator.operations import openstack_export
 from murano_cidr.tests import base
 
 POOLS = {4: pool_mod.Pool.from_cidrs(["10.0.0.0/16"], 24)}

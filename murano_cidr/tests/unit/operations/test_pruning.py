@@ -16,7 +16,7 @@ import datetime
 import os
 
 from murano_cidr import exceptions
-from murano_cidr.operations import pruning
+from murano_cidr.operator.operations import pruning
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
 

@@ -16,11 +16,11 @@ import datetime
 import json
 import os
 
-from murano_cidr.cmd import cli
 from murano_cidr import exceptions
-from murano_cidr.operations import openstack_export
-from murano_cidr.operations import pruning
-from murano_cidr.operations import reconciling
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.operations import openstack_export
+from murano_cidr.operator.operations import pruning
+from murano_cidr.operator.operations import reconciling
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.drivers.db import base as db_base
 from murano_cidr.tests.unit.operations import fakes

@@ -17,7 +17,7 @@ from unittest import mock
 import netaddr
 
 from murano_cidr import exceptions
-from murano_cidr.operations import usage
+from murano_cidr.operator.operations import usage
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
 

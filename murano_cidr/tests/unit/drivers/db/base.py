@@ -12,8 +12,8 @@
 
 """A test case with a migrated SQLite allocation database."""
 
-from murano_cidr import allocator
-from murano_cidr.drivers.db import options as db_options
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr.tests import base
 from murano_cidr.tests import db_fixture
 

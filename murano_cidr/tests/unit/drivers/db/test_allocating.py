@@ -18,10 +18,10 @@ import random
 import netaddr
 import testtools
 
-from murano_cidr.drivers.db import allocating
-from murano_cidr import freemap
-from murano_cidr import pool as pool_mod
-from murano_cidr import taken as taken_mod
+from murano_cidr.engine.drivers.db import allocating
+from murano_cidr.engine import freemap
+from murano_cidr.engine import pool as pool_mod
+from murano_cidr.engine import taken as taken_mod
 
 
 class TestPick(testtools.TestCase):

@@ -24,12 +24,12 @@ import sqlite3
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr import allocator
-from murano_cidr.cmd import cli
-from murano_cidr.cmd import manage
-from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers.db import sqlite_writer
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import options as db_options
+from murano_cidr.engine.drivers.db import sqlite_writer
 from murano_cidr import exceptions
+from murano_cidr.operator.cmd import cli
+from murano_cidr.operator.cmd import manage
 from murano_cidr.tests import base
 
 #: Nothing listens on port 1 (MySQL's client is in test-requirements).
@@ -45,7 +45,8 @@ class WaitTestCase(base.TestCase):
         self.now = 1000.0
         self.useFixture(fixtures.MonkeyPatch("time.sleep", self.pause))
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.api.time.monotonic", lambda: self.now))
+            "murano_cidr.engine.drivers.db.api.time.monotonic",
+            lambda: self.now))
 
     def pause(self, seconds):
         self.pauses.append(seconds)

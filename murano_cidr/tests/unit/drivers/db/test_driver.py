@@ -27,19 +27,19 @@ from oslo_db import exception as db_exc
 from oslo_db import options as db_options
 import sqlalchemy as sa
 
-from murano_cidr import allocation as allocation_mod
-from murano_cidr import allocator
-from murano_cidr.drivers import capabilities as caps
-from murano_cidr.drivers import commands
-from murano_cidr.drivers.db import allocating
-from murano_cidr.drivers.db import compat
-from murano_cidr.drivers.db import connection
-from murano_cidr.drivers.db import driver as db_driver
-from murano_cidr.drivers.db import migration
-from murano_cidr.drivers.db import options as cidr_db_options
-from murano_cidr.drivers.db import statements
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers import capabilities as caps
+from murano_cidr.engine.drivers.db import allocating
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import connection
+from murano_cidr.engine.drivers.db import driver as db_driver
+from murano_cidr.engine.drivers.db import options as cidr_db_options
+from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import counting
+from murano_cidr.operator.drivers import commands
+from murano_cidr.operator.drivers.db import migration
 from murano_cidr import opts
 from murano_cidr.tests import round_trips
 from murano_cidr.tests.unit.drivers.db import base
@@ -190,7 +190,7 @@ class TestAllocate(base.DbTestCase):
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.statements.insert_if_free",
+            "murano_cidr.engine.drivers.db.statements.insert_if_free",
             deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
@@ -207,7 +207,7 @@ class TestAllocate(base.DbTestCase):
             raise db_exc.DBDeadlock()
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.statements.lock_scope", deadlock))
+            "murano_cidr.engine.drivers.db.statements.lock_scope", deadlock))
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               driver.allocate, "net-1", scope="r")
         self.assertIn("ran out of retries or time", str(e))
@@ -219,7 +219,7 @@ class TestAllocate(base.DbTestCase):
         """Make the scope lock meet a locked SQLite file ``times`` times."""
         for name in ("RETRY_INTERVAL", "MAX_RETRY_INTERVAL"):
             self.useFixture(fixtures.MonkeyPatch(
-                "murano_cidr.drivers.db.api." + name, 0.001))
+                "murano_cidr.engine.drivers.db.api." + name, 0.001))
         real = statements.lock_scope
         calls = []
 
@@ -231,7 +231,7 @@ class TestAllocate(base.DbTestCase):
             return real(conn, scope, create)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.statements.lock_scope", locked))
+            "murano_cidr.engine.drivers.db.statements.lock_scope", locked))
         return calls
 
     def test_a_locked_sqlite_file_is_waited_for_past_db_max_retries(self):
@@ -272,7 +272,7 @@ class TestAllocate(base.DbTestCase):
             return real(conn, values)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.statements.insert_if_free",
+            "murano_cidr.engine.drivers.db.statements.insert_if_free",
             duplicate_once))
         self.driver.allocate("net-1", scope="r")
         self.assertEqual(2, len(calls))
@@ -434,7 +434,7 @@ class TestAllocate(base.DbTestCase):
 
     def test_live_allocations_are_read_page_by_page(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.records.PAGE", 2))
+            "murano_cidr.operator.drivers.db.records.PAGE", 2))
         for n in range(5):
             self.driver.allocate("net-%d" % n, scope="r%d" % (n % 2))
         self.driver.release("net-1")
@@ -512,7 +512,7 @@ class TestErrors(base.DbTestCase):
         # module would keep no PyMySQL (and check no charset) for the tests
         # that run after this one in the process, since the package keeps
         # it as an attribute once the patch has dropped it from sys.modules.
-        from murano_cidr.drivers.db import mysql_sessions  # noqa: F401
+        from murano_cidr.engine.drivers.db import mysql_sessions  # noqa: F401
         # None in sys.modules makes "import pymysql" fail.
         patcher = mock.patch.dict(sys.modules, {"pymysql": None})
         patcher.start()

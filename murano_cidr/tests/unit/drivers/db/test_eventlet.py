@@ -52,9 +52,9 @@ import time
 
 import sqlalchemy as sa
 
-from murano_cidr import allocator
-from murano_cidr import confutils
-from murano_cidr.drivers.db import migration
+from murano_cidr.engine import allocator
+from murano_cidr.operator import confutils
+from murano_cidr.operator.drivers.db import migration
 
 state_path, picks, latency, retries = sys.argv[1:]
 conf = confutils.make_conf({

@@ -44,8 +44,8 @@ import time
 import psycopg2
 from psycopg2 import extensions
 
-from murano_cidr import allocator
-from murano_cidr import confutils
+from murano_cidr.engine import allocator
+from murano_cidr.operator import confutils
 
 listener = socket.socket()
 listener.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ import datetime
 
 import fixtures
 
-from murano_cidr import allocation
+from murano_cidr.engine import allocation
 from murano_cidr import exceptions
 from murano_cidr.tests.unit.drivers.db import base
 
@@ -99,7 +99,7 @@ class TestImportStream(base.DbTestCase):
         self.driver = self.make_driver()
         # Parts of two, so that every batch below spans several.
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.drivers.db.importing.BATCH", 2))
+            "murano_cidr.operator.drivers.db.bulk_import.BATCH", 2))
         self.driver.import_allocations([_alloc("held", "10.20.9.0/24")])
         self.before = self.snapshot()
 
@@ -141,7 +141,7 @@ class TestServerClock(base.DbTestCase):
         driver.allocate("a", scope="r")
         self.assertTrue(driver.release("a"))
         with fixtures.MockPatch(
-                "murano_cidr.drivers.base.datetime") as host_clock:
+                "murano_cidr.engine.drivers.base.datetime") as host_clock:
             now = driver.now()
         # Not the host's clock (which the base class reads).
         host_clock.mock.datetime.now.assert_not_called()

@@ -16,7 +16,7 @@ import os
 import sqlite3
 from unittest import mock
 
-from murano_cidr.drivers.db import sqlite_faults
+from murano_cidr.engine.drivers.db import sqlite_faults
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 

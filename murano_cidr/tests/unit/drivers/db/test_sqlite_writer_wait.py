@@ -24,7 +24,7 @@ import signal
 import threading
 import traceback
 
-from murano_cidr import allocator
+from murano_cidr.engine import allocator
 from murano_cidr import exceptions
 from murano_cidr.tests import base as tests_base
 from murano_cidr.tests.unit.drivers.db import base

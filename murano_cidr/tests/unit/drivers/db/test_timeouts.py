@@ -23,10 +23,10 @@ import fixtures
 from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
 
-from murano_cidr.drivers.db import api
-from murano_cidr.drivers.db import misconfigured
-from murano_cidr.drivers.db import options as db_options
-from murano_cidr.drivers.db import timeouts
+from murano_cidr.engine.drivers.db import api
+from murano_cidr.engine.drivers.db import misconfigured
+from murano_cidr.engine.drivers.db import options as db_options
+from murano_cidr.engine.drivers.db import timeouts
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
@@ -192,8 +192,9 @@ class TestNoProcessWideState(base.TestCase):
         "import sys\n"
         "from oslo_db.sqlalchemy import engines\n"
         "if sys.argv[1] == 'load':\n"
-        "    from murano_cidr.drivers.db import driver\n"
-        "    from murano_cidr.drivers.db import api, connection, timeouts\n"
+        "    from murano_cidr.engine.drivers.db import driver\n"
+        "    from murano_cidr.engine.drivers.db import (\n"
+        "        api, connection, timeouts)\n"
         "engine = engines.create_engine(%r, max_retries=0)\n"
         "try:\n"
         "    engine.connect()\n"
@@ -217,7 +218,8 @@ class TestCallDeadline(DatabaseTestCase):
         super().setUp()
         self.now = 1000.0
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.drivers.db.api.time.monotonic", lambda: self.now))
+            "murano_cidr.engine.drivers.db.api.time.monotonic",
+            lambda: self.now))
         self.database_ = self.database("sqlite://", call_timeout=10,
                                        db_max_retries=20)
         self.attempts = 0

@@ -17,15 +17,15 @@ import random
 
 import fixtures
 
-from murano_cidr import allocator
-from murano_cidr.cmd import cli
-from murano_cidr.drivers.db import options as db_options
+from murano_cidr.engine import allocator
+from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends
 from murano_cidr.measuring.bench import drivers
 from murano_cidr.measuring.bench import fillcost
 from murano_cidr.measuring.bench import report
 from murano_cidr.measuring.bench import runner
+from murano_cidr.operator.cmd import cli
 from murano_cidr import opts
 from murano_cidr.tests import base
 from murano_cidr.tests import round_trips

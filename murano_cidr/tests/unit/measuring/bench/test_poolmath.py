@@ -17,7 +17,7 @@ import uuid
 
 import netaddr
 
-from murano_cidr import allocator
+from murano_cidr.engine import allocator
 from murano_cidr.measuring.bench import poolmath
 from murano_cidr.measuring.bench import timing
 from murano_cidr.tests import base

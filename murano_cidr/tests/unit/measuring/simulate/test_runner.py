@@ -15,11 +15,11 @@
 import os
 import queue
 
-from murano_cidr import confutils
 from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import runner
 from murano_cidr.measuring.simulate import stats
+from murano_cidr.operator import confutils
 from murano_cidr import opts
 from murano_cidr.tests import base
 

@@ -1,0 +1,23 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The allocator drivers.
+
+A driver is a class registered under the :data:`NAMESPACE` entry point
+namespace; everything about it lives in its own module or package.
+:func:`murano_cidr.engine.allocator.driver_class` loads the configured one;
+:func:`murano_cidr.operator.drivers.commands.driver_classes` every installed
+one, for the commands.
+"""
+
+#: The entry point namespace drivers register under.
+NAMESPACE = "murano_cidr.allocators"

@@ -1,0 +1,332 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``lock`` driver: reservations held as external locks.
+
+One host: oslo.concurrency file locks. Many hosts: a tooz coordination
+service named by ``[cidr_allocator] coordination_url``.
+"""
+
+import datetime
+
+from oslo_log import log as logging
+
+from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers import base
+from murano_cidr.engine.drivers import capabilities as caps
+from murano_cidr.engine.drivers import lock as lock_package
+from murano_cidr.engine.drivers.lock import backend as backend_mod
+from murano_cidr.engine.drivers.lock import holdings
+from murano_cidr.engine.drivers.lock import options as lock_options
+from murano_cidr.engine.drivers.lock import picking
+from murano_cidr.engine.drivers.lock import reservations
+from murano_cidr.engine import taken as taken_mod
+from murano_cidr import exceptions
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+
+def backend_from_conf(conf):
+    """Build the lock backend ``conf`` asks for.
+
+    :param conf: a configuration object with the ``lock`` driver's options
+        registered.
+    :returns: a :class:`~murano_cidr.engine.drivers.lock.backend.LockBackend`.
+    :raises murano_cidr.exceptions.InvalidConfig: naming the option at
+        fault.
+    """
+    group = conf[opts.GROUP]
+    url = group.coordination_url
+    # NOTE: each back end is imported here, so that an engine loads the
+    # one it uses only: on file locks neither tooz nor the tooz back end,
+    # on a lock service not the file locks.
+    if url is not None and url.strip():
+        from murano_cidr.engine.drivers.lock import tooz_backend
+        return tooz_backend.ToozLockBackend(url.strip(), group.lock_timeout,
+                                            group.lock_wait_timeout)
+    from murano_cidr.engine.drivers.lock import file_backend
+    return file_backend.FileLockBackend(lock_options.lock_path(conf))
+
+
+class LockDriver(base.AllocatorDriver):
+    """Reserve each CIDR with a record in a lock service until it is confirmed.
+
+    ``allocate`` writes a reservation record for every aligned block of
+    ``reservation_prefixlen`` the chosen CIDR overlaps, each only where
+    none is live (:mod:`~murano_cidr.engine.drivers.lock.reservations`), then
+    the owner's index record. The records are the lock service's, bound
+    to no process: :meth:`confirm` deletes them if they are still this
+    reservation's, :meth:`release` in any process or host deletes them,
+    or they expire after ``reservation_timeout``.
+
+    Guaranteed: two live reservations of a scope never hold overlapping
+    CIDRs, across threads, processes and hosts. :meth:`allocate` never
+    returns a CIDR whose records it did not write; it raises
+    :class:`~murano_cidr.exceptions.LockUnavailable` holding nothing.
+    :meth:`confirm` raises :class:`~murano_cidr.exceptions.ReservationLost`
+    when a record is no longer this reservation's or cannot be checked.
+    Every call is bounded by ``lock_timeout`` and ``lock_wait_timeout``.
+    Nothing is kept once a reservation is confirmed: the router's subnets
+    are the record. Where each lock service keeps the records, the errors
+    and what is not guaranteed: :doc:`/reference/lock-driver`.
+
+    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
+    :raises murano_cidr.exceptions.InvalidConfig: if the pool, the lock
+        directory or ``coordination_url`` is invalid, or the backend's client
+        library is not installed.
+    """
+
+    name = "lock"
+    capabilities = frozenset({caps.Capability.KEEPS_STATE,
+                              caps.Capability.HOLDS_RESERVATIONS,
+                              caps.Capability.PREVENTS_COLLISIONS})
+    _RESERVATIONS_ONLY = (
+        "it keeps only the reservations in flight, as records in the lock "
+        "service until they are confirmed; the subnets on the router are "
+        "the only record of what is allocated; use the db driver for "
+        "allocations every process sees")
+    limitations = {caps.Capability.SHARES_STATE: _RESERVATIONS_ONLY,
+                   caps.Capability.OUTLIVES_PROCESS: _RESERVATIONS_ONLY}
+    extras = lock_package.EXTRAS
+
+    @classmethod
+    def list_opts(cls):
+        return lock_options.list_opts()
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        group = conf[opts.GROUP]
+        self._block_prefixlen = {4: group.reservation_prefixlen,
+                                 6: group.ipv6_reservation_prefixlen}
+        for version, pool in self.pools.items():
+            option = ("reservation_prefixlen" if version == 4
+                      else "ipv6_reservation_prefixlen")
+            count = 2 ** max(0, self._block_prefixlen[version]
+                             - pool.prefixlen)
+            if count > backend_mod.MAX_BLOCKS:
+                raise exceptions.InvalidConfig(
+                    option=option,
+                    reason="/%d blocks would take %d locks for each /%d "
+                    "subnet, more than %d; use a shorter prefix"
+                    % (self._block_prefixlen[version], count,
+                       pool.prefixlen, backend_mod.MAX_BLOCKS))
+        self.backend = backend_from_conf(conf)
+        self._hold = group.reservation_timeout
+        self._held = holdings.Holdings(group.reservation_timeout)
+
+    shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
+                           "or ZooKeeper)")
+
+    @property
+    def single_host_store(self):
+        """File locks (or tooz's file backend), which serve one host."""
+        url = (self.conf[opts.GROUP].coordination_url or "").strip()
+        if not url or url.startswith("file:"):
+            return self.backend.description
+        return None
+
+    # -- helpers -----------------------------------------------------------
+
+    def _existing(self, owner, scope, ip_version):
+        held = self._held.get(owner)
+        if held is None:
+            return None
+        allocation = held.allocation
+        if allocation.scope != scope or allocation.ip_version != ip_version:
+            raise exceptions.OwnerConflict(
+                owner=owner, cidr=allocation.cidr,
+                scope=allocation.scope if allocation.scope is not None
+                else "(none)")
+        return allocation.cidr
+
+    def exhausted(self, pool, scope, free_map, allocated_map=None,
+                  held_back="", holders=()):
+        """The exhaustion error, with who holds the reservations and how long.
+
+        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.exhausted`.
+
+        :param holders: the live reservation records met
+            (:class:`~murano_cidr.engine.drivers.lock.reservations.Record`).
+        """
+        own = {h.allocation.owner for h in self._held.values()}
+        text = reservations.describe(holders, own, self._hold)
+        reserved = allocated_map.blocked if allocated_map else 0
+        recorded = pool.free_map(taken_mod.TakenSet.from_taken(
+            [h.cidr for h in holders if h.token != "?"],
+            pool.version)).blocked
+        if reserved > recorded:
+            text += ("; %d being reserved by other engines at that moment"
+                     % (reserved - recorded))
+        return super().exhausted(pool, scope, free_map, allocated_map,
+                                 held_back=text + held_back)
+
+    # -- the contract ------------------------------------------------------
+
+    def allocate(self, owner, scope=None, taken=(), ip_version=4):
+        """Reserve a CIDR for ``owner`` until :meth:`confirm`.
+
+        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`. A
+        callable ``taken`` is read once the scope's lock is held, and again
+        once the reservation is.
+
+        :returns: the CIDR; the one ``owner`` already holds in this
+            process, if any.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
+            scope, IP version or ``taken``; nothing is held.
+        :raises murano_cidr.exceptions.OwnerConflict: if ``owner`` holds a
+            CIDR of another scope or IP version in this process.
+        :raises murano_cidr.exceptions.PoolExhausted: if no candidate is
+            free or unreserved.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached; nothing is held.
+        """
+        owner = allocation_mod.validate_owner(owner)
+        scope = allocation_mod.validate_scope(scope)
+        pool = self.pool(ip_version)
+        self._held.expire()
+        existing = self._existing(owner, scope, ip_version)
+        if existing is not None:
+            return existing
+        read_taken = picking.TakenReader(taken, pool.version)
+
+        def new_record(cidr):
+            return reservations.Record.new(owner, scope, cidr, self._hold)
+
+        with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
+            cidr, reservation = picking.pick(
+                self.backend, self._block_prefixlen[pool.version], scope,
+                pool, read_taken, new_record, self.exhausted)
+        try:
+            reservations.write_index(self.backend.records, reservation)
+        except BaseException:
+            reservation.release()
+            raise
+        allocation = allocation_mod.Allocation(
+            owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
+            confirmed=False,
+            created_at=datetime.datetime.now(datetime.timezone.utc))
+        other = self._held.add(owner, allocation, reservation)
+        if other is not None:
+            # Another thread allocated for the same owner meanwhile.
+            reservation.release()
+            return self._existing(owner, scope, ip_version)
+        LOG.debug("Reserved %s for %s in scope %s with %s", cidr, owner,
+                  scope, self.backend.description)
+        return cidr
+
+    def confirm(self, owner):
+        """Delete the reservation's records: the subnet of ``owner`` exists.
+
+        From then on the router is the only record: nothing of ``owner``
+        is kept, here or in the lock service. Confirming an owner this
+        process holds no reservation of (unknown, already confirmed or
+        released, or reserved by another process) does nothing.
+
+        :param owner: the owner passed to :meth:`allocate`.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
+        :raises murano_cidr.exceptions.ReservationLost: if the reservation's
+            records were lost (expired, released by another process, taken
+            over, or dropped by this process after
+            ``reservation_timeout``), or cannot be checked because the lock
+            service is unreachable; the reservation is forgotten.
+        """
+        owner = allocation_mod.validate_owner(owner)
+        held = self._held.pop(owner)
+        if held is None:
+            dropped = self._held.pop_dropped(owner)
+            if dropped is not None:
+                reason = ("it was not confirmed within reservation_timeout "
+                          "= %d s" % self._held.timeout)
+                LOG.warning("Reservation of %s for %s in scope %s was "
+                            "lost: %s", dropped.cidr, owner, dropped.scope,
+                            reason)
+                raise exceptions.ReservationLost(cidr=dropped.cidr,
+                                                 owner=owner, reason=reason)
+            return
+        allocation = held.allocation
+        try:
+            still_held = held.reservation.release_checked()
+            reason = ("its reservation expired, was released by another "
+                      "engine process or was taken over")
+        except exceptions.LockUnavailable as e:
+            still_held = False
+            reason = ("its records could not be checked: %s is "
+                      "unreachable: %s" % (self.backend.description,
+                                           e.kwargs.get("reason", e)))
+        if not still_held:
+            LOG.warning("Reservation of %s for %s in scope %s was lost: %s",
+                        allocation.cidr, owner, allocation.scope, reason)
+            raise exceptions.ReservationLost(cidr=allocation.cidr,
+                                             owner=owner, reason=reason)
+        self._drop_index(held.reservation)
+        LOG.debug("Confirmed %s for %s", allocation.cidr, owner)
+
+    def _drop_index(self, reservation):
+        try:
+            reservations.drop_index(self.backend.records, reservation)
+        except exceptions.LockUnavailable as e:
+            # NOTE: an index whose records are gone frees nothing and
+            # expires with them.
+            LOG.warning("Could not delete the owner index of %s: %s",
+                        reservation.record.owner, e.kwargs.get("reason", e))
+
+    def release(self, owner):
+        """Delete the reservation of ``owner``, whichever process made it.
+
+        The records are found through the owner's index record, so a
+        delete in any engine process or host frees a reservation that was
+        never confirmed, at once.
+
+        :returns: True if a reservation was dropped; False otherwise: a
+            confirmed CIDR is kept from other engines by its subnet alone,
+            and is free once the subnet left the router.
+        :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
+        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+            cannot be reached; the reservation then lasts until it is
+            released again or ``reservation_timeout`` has passed.
+        """
+        owner = allocation_mod.validate_owner(owner)
+        held = self._held.pop(owner)
+        self._held.pop_dropped(owner)
+        if held is None:
+            dropped = reservations.release(self.backend.records, owner)
+        else:
+            dropped = held.reservation.release_checked()
+            self._drop_index(held.reservation)
+        if dropped:
+            LOG.debug("Released the reservation of %s", owner)
+        return dropped
+
+    def get(self, owner):
+        """Return what this process holds for ``owner`` (None if nothing)."""
+        owner = allocation_mod.validate_owner(owner)
+        held = self._held.get(owner)
+        return held.allocation if held is not None else None
+
+    def list(self, scope=None):
+        """Return the reservations this process holds, of a scope or all."""
+        scope = allocation_mod.validate_scope(scope)
+        allocations = [h.allocation for h in self._held.values()]
+        if scope is not None:
+            allocations = [a for a in allocations if a.scope == scope]
+        return sorted(allocations,
+                      key=lambda a: (a.scope is not None, a.scope or "",
+                                     a.ip_version,
+                                     taken_mod.parse_cidr(a.cidr).first))
+
+    def close(self):
+        """Delete the reservations this process holds, then disconnect."""
+        for h in self._held.pop_all():
+            h.reservation.release()
+            self._drop_index(h.reservation)
+        self.backend.close()

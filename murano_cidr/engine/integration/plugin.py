@@ -1,0 +1,275 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The Murano engine plugin: the engine's CIDR pick, with no edit to Murano.
+
+Murano's package-type loader (``io.murano.plugins.packages``, where it is
+registered under the format name :data:`FORMAT`) loads it once per engine
+process and calls :meth:`EnginePlugin.init_plugin`. Only if
+``[cidr_allocator] driver`` is set explicitly in the engine's
+configuration (not its default), ``[murano] enabled_plugins`` is unset or
+names ``murano-cidr``, and the engine's
+``murano.engine.system.net_explorer.NetworkExplorer`` has exactly the
+signatures of :data:`KNOWN_EXPLORERS`, :func:`install` sets
+``get_available_cidr`` (with the signature it had, calling
+:func:`murano_cidr.engine.integration.murano.get_available_cidr` with the
+engine's own ``self._client``), ``confirm_cidr`` and ``release_cidr`` on
+that class. Otherwise nothing is changed and the engine picks CIDRs
+itself. Either way one line is logged, once per process, saying which and
+why.
+
+Why this loader and not ``io.murano.extensions`` (whose loader reads
+``entry_point.dist``, which stevedore 3 and later do not set), and what
+``enabled_plugins`` and ``murano-manage`` do to it, is explained once, for
+operators, in doc/source/integration/murano.rst ("The engine plugin" and
+"Murano's plugin loaders and murano-manage").
+"""
+
+import inspect
+import sys
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from murano_cidr.engine import allocator
+from murano_cidr.engine.integration import murano
+from murano_cidr import exceptions
+from murano_cidr import opts
+
+LOG = logging.getLogger(__name__)
+
+#: The distribution name ``[murano] enabled_plugins`` lists.
+PROJECT = "murano-cidr"
+
+#: The entry point's name in ``io.murano.plugins.packages``: a package
+#: format name, which is how that loader names its plugins.
+FORMAT = "murano-cidr-engine-plugin/1.0"
+
+#: Where Murano's ``NetworkExplorer`` is.
+EXPLORER_MODULE = "murano.engine.system.net_explorer"
+
+#: The ``NetworkExplorer`` families the plugin changes: each method's
+#: signature, exactly as the branches have it (train to 2023.2 share one
+#: ``net_explorer.py``). ``_client`` must be a property there.
+KNOWN_EXPLORERS = {
+    "train-2023.2": {
+        "__init__": "(self, this, region_name=None)",
+        "get_available_cidr": "(self, router_id, net_id, ip_version=4)",
+        "get_default_dns": "(self, ip_version=4)",
+        "get_default_router": "(self)",
+        "_get_cidrs_taken_by_router": "(self, router_id)",
+        "list_neutron_extensions": "(self)",
+    },
+}
+
+#: What the plugin adds; an explorer that has them already was patched by
+#: hand, and is left as it is.
+ADDED = ("confirm_cidr", "release_cidr")
+
+#: What :func:`install` can conclude.
+INSTALLED = "installed"
+UNCONFIGURED = "unconfigured"
+DISABLED = "disabled"
+NO_ENGINE = "no-engine"
+UNKNOWN_EXPLORER = "unknown-explorer"
+
+_outcome = None
+_guard = threading.Lock()
+
+
+class EnginePlugin(object):
+    """What Murano's plugin loader loads; see the module's documentation."""
+
+    def __init__(self, *args, **kwargs):
+        # NOTE: the loader registers the class as a package format; no
+        # package is of this format. In Murano's processes (its package
+        # loader has imported its package exceptions) the error is Murano's
+        # own, which its loaders catch: the package is refused as one of an
+        # unknown format, and nothing else fails.
+        error = exceptions.InvalidArgument(
+            name="package format", value=FORMAT,
+            reason="it is murano-cidr's engine plugin, not a package format")
+        murano_errors = sys.modules.get("murano.packages.exceptions")
+        if murano_errors is not None:
+            raise murano_errors.PackageFormatError(str(error)) from error
+        raise error
+
+    @classmethod
+    def init_plugin(cls):
+        """Called by Murano's loader: :func:`install` on ``cfg.CONF``.
+
+        Never raises: an exception here would fail the loader, and with it
+        every package the engine loads.
+        """
+        try:
+            install()
+        except Exception:
+            LOG.exception("murano-cidr: the engine plugin failed; the "
+                          "engine picks subnet CIDRs itself")
+
+
+def install(conf=None):
+    """Route the engine's CIDR pick through murano-cidr, if configured.
+
+    Once per process: later calls return the first outcome and log nothing.
+
+    :param conf: the engine's configuration; the global
+        :data:`oslo_config.cfg.CONF` if None.
+    :returns: :data:`INSTALLED`, :data:`UNCONFIGURED`, :data:`DISABLED`,
+        :data:`NO_ENGINE` or :data:`UNKNOWN_EXPLORER`.
+    """
+    global _outcome
+    with _guard:
+        if _outcome is None:
+            _outcome = _install(cfg.CONF if conf is None else conf)
+        return _outcome
+
+
+def reset():
+    """Forget the outcome, so :func:`install` decides again (tests).
+
+    A class already changed stays changed.
+    """
+    global _outcome
+    with _guard:
+        _outcome = None
+
+
+def recognise(explorer):
+    """Name the family of a ``NetworkExplorer`` class, or say why not.
+
+    :returns: ``(family, None)`` or ``(None, reason)``.
+    """
+    if not inspect.isclass(explorer):
+        return None, "there is no NetworkExplorer class"
+    added = [name for name in ADDED if hasattr(explorer, name)]
+    if added:
+        return None, ("it already has %s (patched by hand?)"
+                      % ", ".join(added))
+    if not isinstance(inspect.getattr_static(explorer, "_client", None),
+                      property):
+        return None, "it has no _client property"
+    differences = []
+    for family, expected in sorted(KNOWN_EXPLORERS.items()):
+        found = {name: _signature(explorer, name) for name in expected}
+        if found == expected:
+            return family, None
+        differences.extend(
+            "%s%s instead of %s%s (%s)" % (name, found[name], name,
+                                           expected[name], family)
+            for name in sorted(expected) if found[name] != expected[name])
+    return None, "its methods differ: " + "; ".join(differences)
+
+
+def _signature(cls, name):
+    method = inspect.getattr_static(cls, name, None)
+    if not inspect.isfunction(method):
+        return "(missing)"
+    return str(inspect.signature(method))
+
+
+def _enabled_plugins(conf):
+    try:
+        return conf.murano.enabled_plugins
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError, AttributeError):
+        # NOTE: Murano registers [murano]; outside an engine it may not be.
+        return None
+
+
+def driver_set_in(conf):
+    """Say where ``[cidr_allocator] driver`` is set, None if it is not.
+
+    The plugin routes the engine's pick only if the driver is set
+    explicitly (a file, the command line, the environment); its default,
+    or a default set by code, is no choice.
+
+    :param conf: a configuration with murano-cidr's options registered.
+    :returns: the file (or other source) that sets it, or None.
+    """
+    location = conf.get_location("driver", group=opts.GROUP)
+    defaults = (cfg.Locations.opt_default, cfg.Locations.set_default)
+    if location is None or location.location in defaults:
+        return None
+    return location.detail or location.location.name
+
+
+def _install(conf):
+    enabled = _enabled_plugins(conf)
+    if enabled is not None and PROJECT not in enabled:
+        LOG.info("murano-cidr is not in [murano] enabled_plugins: the "
+                 "engine picks subnet CIDRs itself, as before")
+        return DISABLED
+    opts.register_common_opts(conf)
+    where = driver_set_in(conf)
+    if where is None:
+        LOG.info("murano-cidr: [cidr_allocator] driver is not set in the "
+                 "engine's configuration: the engine picks subnet CIDRs "
+                 "itself, as before")
+        return UNCONFIGURED
+    # NOTE: not imported: Murano's engine has imported it (through its
+    # package loader) before it loads any package; Murano's API loads
+    # package-type plugins too, and has no NetworkExplorer to change.
+    module = sys.modules.get(EXPLORER_MODULE)
+    if module is None:
+        LOG.info("murano-cidr: no Murano engine in this process (%s is not "
+                 "loaded): nothing changed", EXPLORER_MODULE)
+        return NO_ENGINE
+    explorer = getattr(module, "NetworkExplorer", None)
+    family, reason = recognise(explorer)
+    if family is None:
+        LOG.warning("murano-cidr: %s.NetworkExplorer is not one murano-cidr "
+                    "knows, so it is left unchanged and the engine picks "
+                    "subnet CIDRs itself: %s", EXPLORER_MODULE, reason)
+        return UNKNOWN_EXPLORER
+    driver = conf[opts.GROUP].driver
+    try:
+        allocator.driver_class(conf)
+    except exceptions.DriverNotFound as e:
+        LOG.error("murano-cidr: %s; every deployment that needs a subnet "
+                  "CIDR fails until it is fixed", e)
+    _change(explorer)
+    LOG.info("murano-cidr: the engine's subnet CIDRs now come from the %s "
+             "driver ([cidr_allocator] driver, set in %s; NetworkExplorer "
+             "of Murano %s)", driver, where, family)
+    return INSTALLED
+
+
+class _ExplorerMethods(object):
+    """The methods :func:`install` sets on Murano's ``NetworkExplorer``."""
+
+    def get_available_cidr(self, router_id, net_id, ip_version=4):
+        """Allocate the CIDR with murano-cidr's configured driver."""
+        # NOTE: Murano's NetworkExplorer has no public way to its Neutron
+        # client (the region's, with the deployment's session): its private
+        # _client property is the one the engine's own pick uses.
+        # recognise() checks that it is a property; this is the one place
+        # murano-cidr reads it.
+        return murano.get_available_cidr(self._client, router_id, net_id,
+                                         ip_version=ip_version)
+
+    def confirm_cidr(self, net_id):
+        """The network's subnet exists: settle the allocation; never raises."""
+        murano.confirm_cidr(net_id)
+
+    def release_cidr(self, net_id):
+        """The network is being deleted: its CIDR may be reused."""
+        return murano.release_cidr(net_id)
+
+
+def _change(explorer):
+    # NOTE: Murano's DSL reads a class's methods (their names and their
+    # signatures) when a deployment first loads the core library, after the
+    # plugin loader has run; plain functions of the same names and
+    # signatures are what it expects.
+    for name in ("get_available_cidr",) + ADDED:
+        setattr(explorer, name, _ExplorerMethods.__dict__[name])
