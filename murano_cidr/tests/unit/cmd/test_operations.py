@@ -195,7 +195,7 @@ class TestImport(CommandTestCase):
 
     def test_the_table_shows_the_first_rejected_rows_only(self):
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.operator.cmd.operations.SHOWN_ROWS", 2))
+            "murano_cidr.operator.cmd.migrating.SHOWN_ROWS", 2))
         path = self.write("bad.csv", self.GOOD + "".join(
             "r,nope,bad%d\n" % i for i in range(5)))
         code, out, err = self.run_cli("import", "--dry-run", path)
