@@ -100,7 +100,7 @@ class InstallWithoutGitTestCase(base.TestCase):
         self.assertEqual(0, done.returncode, done.stderr)
 
         tracked = _git("ls-files", "--", PACKAGE).splitlines()
-        self.assertIn(PACKAGE + "/drivers/db/alembic/script.py.mako",
+        self.assertIn(PACKAGE + "/engine/drivers/db/alembic/script.py.mako",
                       tracked)
         missing = [path for path in tracked
                    if not os.path.isfile(os.path.join(purelib, path))]
