@@ -18,6 +18,7 @@ import stevedore
 from stevedore import exception as stevedore_exc
 
 from murano_cidr.engine import drivers
+from murano_cidr.engine.drivers import installed
 from murano_cidr import exceptions
 from murano_cidr import opts
 
@@ -53,13 +54,10 @@ def driver_class(conf=None, name=None):
             on_load_failure_callback=_reraise,
             warn_on_missing_entrypoint=False)
     except stevedore_exc.NoMatches:
-        # NOTE: what is installed is looked up only to word the error.
-        from murano_cidr.engine.drivers import installed
         raise exceptions.DriverNotFound(
             name=name,
             available=", ".join(installed.names()) or "none")
     except ImportError as e:
-        from murano_cidr.engine.drivers import installed
         raise installed.load_failed(name, e, installed.extras_of(name)) from e
     return manager.driver
 
@@ -98,7 +96,6 @@ def get_allocator(conf=None, require=(), action=None):
         driver = cls(conf)
     except ImportError as e:
         # A client library the driver imports only when it is built.
-        from murano_cidr.engine.drivers import installed
         raise installed.load_failed(cls.name, e, cls.extras) from e
     LOG.debug("Loaded CIDR allocator driver %s", cls.name)
     return driver

@@ -28,6 +28,7 @@ import bisect
 import netaddr
 
 from murano_cidr.engine import freemap
+from murano_cidr.engine import pool_cidrs
 from murano_cidr.engine import special_ranges
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
@@ -157,9 +158,6 @@ class Pool(object):
                    prefixlen_option="subnet_prefixlen", version=None):
         """Build a pool from explicit parent networks.
 
-        The checks live in :mod:`murano_cidr.engine.pool_cidrs`, loaded only by
-        the processes that configure such a pool.
-
         :param cidrs: CIDR strings (or :class:`netaddr.IPNetwork`), in
             candidate order; they must not overlap each other.
         :param prefixlen: the prefix length of every candidate subnet.
@@ -170,7 +168,6 @@ class Pool(object):
         :raises murano_cidr.exceptions.InvalidConfig: naming the option at
             fault (see also :func:`murano_cidr.engine.special_ranges.refuse`).
         """
-        from murano_cidr.engine import pool_cidrs
         limits = (WIDTH, MIN_HOST_BITS, MAX_POOL_SIZE)
         return cls(pool_cidrs.networks(cidrs, prefixlen, cidrs_option,
                                        prefixlen_option, version, limits),

@@ -10,12 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The contract every allocator driver keeps.
+"""The contract every allocator driver keeps: :class:`AllocatorDriver`.
 
-A driver hands out subnet CIDRs from the configured pool to *owners* (the
-network ids Murano passes as ``net_id``) so that no two live allocations of
-one *scope* (normally the router id) overlap, and none overlaps the CIDRs the
-caller says are already *taken* (the subnets on the router).
+doc/source/contributor/drivers.rst ("The contract", "Hooks") says what a
+driver guarantees and what its caller must do.
 """
 
 import abc
@@ -27,32 +25,80 @@ from oslo_log import log as logging
 
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr.engine.drivers import capabilities as caps
-from murano_cidr.engine.drivers import hooks
 from murano_cidr.engine import pool as pool_mod
 from murano_cidr import exceptions
+from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
 
-class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
+class AllocatorDriver(metaclass=abc.ABCMeta):
     """Base class of allocator drivers.
 
-    A driver is built with the :class:`oslo_config.cfg.ConfigOpts` it reads;
-    it registers its options there and validates them at once, so a bad pool
-    fails at start-up rather than at the first allocation.
-
-    What it can do and what the commands need from it without building it
-    (options, preparation, status checks) are the class-level hooks of
-    :class:`~murano_cidr.engine.drivers.hooks.DriverHooks`.
+    Built with the configuration it reads: it registers its options there
+    and validates them at once, so a bad pool fails at start-up. The
+    class-level attributes and class methods are what commands ask of a
+    driver without building it.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
+    :cvar name: the driver's entry point name.
+    :cvar capabilities: a frozenset of
+        :class:`~murano_cidr.engine.drivers.capabilities.Capability`.
+    :cvar limitations: why the driver lacks a capability, by capability,
+        in words for an operator (else :data:`.capabilities.DEFAULT_REASONS`).
+    :cvar extras: murano-cidr's extras that install the client libraries
+        of the driver's back ends.
     """
+
+    name = None
+    capabilities = frozenset()
+    limitations = {}
+    extras = ()
 
     def __init__(self, conf):
         self.register_opts(conf)
         self.conf = conf
         self.pools = pool_mod.pools_from_conf(conf)
+
+    @classmethod
+    def list_opts(cls):
+        """Return the driver's own options, for the sample configuration.
+
+        :returns: ``(group, [options])`` pairs, as oslo-config-generator
+            takes them, without the ``[cidr_allocator]`` options every
+            driver reads.
+        """
+        return []
+
+    @classmethod
+    def register_opts(cls, conf):
+        """Register murano-cidr's options and the driver's own on ``conf``.
+
+        Safe to call more than once on the same configuration object.
+        """
+        opts.register_common_opts(conf)
+        opts.register_listed(conf, cls.list_opts())
+
+    @classmethod
+    def has(cls, capability):
+        """Tell whether the driver has a :class:`.capabilities.Capability`."""
+        return capability in cls.capabilities
+
+    @classmethod
+    def require(cls, require, action=None):
+        """Refuse what needs a capability the driver lacks.
+
+        :param require: a :class:`.capabilities.Capability` or an iterable
+            of them.
+        :param action: what was asked, e.g. ``"list allocations"``, for the
+            message; the capability's own description if None.
+        :raises murano_cidr.exceptions.CapabilityMissing: naming the first
+            capability missing, and why the driver lacks it.
+        """
+        for capability in caps.normalise(require):
+            if capability not in cls.capabilities:
+                raise caps.capability_missing(cls, capability, action)
 
     def pool(self, ip_version=4):
         """Return the pool of an IP version.
@@ -60,14 +106,16 @@ class AllocatorDriver(hooks.DriverHooks, metaclass=abc.ABCMeta):
         :raises murano_cidr.exceptions.InvalidArgument: for a version that
             is not 4 or 6, or 6 when no IPv6 pool is configured.
         """
-        allocation_mod.validate_ip_version(ip_version)
         try:
-            return self.pools[ip_version]
-        except KeyError:
-            raise exceptions.InvalidArgument(
-                name="ip_version", value=ip_version,
-                reason="no IPv6 pool is configured; set [cidr_allocator] "
-                "ipv6_pool_cidrs")
+            if not isinstance(ip_version, bool):
+                return self.pools[ip_version]
+        except (KeyError, TypeError):
+            pass
+        allocation_mod.validate_ip_version(ip_version)
+        raise exceptions.InvalidArgument(
+            name="ip_version", value=ip_version,
+            reason="no IPv6 pool is configured; set [cidr_allocator] "
+            "ipv6_pool_cidrs")
 
     def exhausted(self, pool, scope, free_map, allocated_map=None,
                   held_back=""):

@@ -10,23 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What Murano's ``NetworkExplorer`` calls instead of picking CIDRs itself.
+"""What Murano's ``NetworkExplorer`` runs instead of picking CIDRs itself.
 
-The engine keeps its Neutron client and its MuranoPL; its
-``get_available_cidr`` calls :func:`get_available_cidr` with the client, and
-two new methods call :func:`confirm_cidr` and :func:`release_cidr`. The engine
-plugin (:mod:`murano_cidr.engine.integration.plugin`) sets these methods, three
-lines of its own, on Murano's class, with no edit to Murano's Python. MuranoPL
-calls the last two once the core library has the optional change
-(:mod:`murano_cidr.operator.muranopl_patch`). ``net_id`` is MuranoPL's
-``id($)`` of the ``NeutronNetwork`` object, not a Neutron network id; integer
-ids, as Murano's unit tests pass, are their decimal strings.
-
-The CIDRs already on the router are read from the engine's client the way
-the engine always read them (the router's ports, their subnet ids, those
-subnets' CIDRs), filtered to the router's subnets and lazily: the driver is
-handed a :class:`~murano_cidr.engine.integration.neutron.RouterReader` and
-reads the router at the moment it decides, after it holds its lock or row.
+:class:`ExplorerMethods` are the methods the engine plugin sets on Murano's
+class; they call the process-wide :class:`NetworkCidrAllocator` with the
+engine's Neutron client. ``net_id`` (the owner) is MuranoPL's ``id($)``;
+the router id is the scope. doc/source/integration/murano.rst says what
+the engine passes and what happens when something fails.
 """
 
 import collections
@@ -36,7 +26,6 @@ import threading
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from murano_cidr.engine import allocation
 from murano_cidr.engine import allocator
 from murano_cidr.engine.drivers import capabilities
 from murano_cidr.engine.integration import neutron
@@ -48,20 +37,17 @@ LOG = logging.getLogger(__name__)
 class NetworkCidrAllocator(object):
     """The allocator as the Murano engine uses it.
 
-    :param conf: the :class:`oslo_config.cfg.ConfigOpts` to read
-        ``[cidr_allocator]`` from; the global one if None.
+    Logs a warning when the driver's store serves one host only.
+
+    :param conf: the configuration to read; the global one if None.
     :param driver: an already built
         :class:`~murano_cidr.engine.drivers.base.AllocatorDriver`, instead of
         the one ``conf`` chooses.
     :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
         is not installed.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
-
-    A warning is logged when the driver's store serves one host only (an
-    SQLite database, file locks).
-
-    :ivar confirm_failures: a :class:`collections.Counter` of the
-        confirmations that failed, by error class name.
+    :ivar confirm_failures: a :class:`collections.Counter` of the failed
+        confirmations, by error class name.
     :ivar release_failures: the same, of the releases.
     """
 
@@ -70,6 +56,8 @@ class NetworkCidrAllocator(object):
                        else allocator.get_allocator(conf))
         self.confirm_failures = collections.Counter()
         self.release_failures = collections.Counter()
+        self._read_first = self.driver.has(
+            capabilities.Capability.PREVENTS_COLLISIONS)
         store = self.driver.single_host_store
         if store is not None:
             LOG.warning("The %s driver keeps its state in %s, which serves "
@@ -82,34 +70,25 @@ class NetworkCidrAllocator(object):
     def get_available_cidr(self, client, router_id, net_id, ip_version=4):
         """Allocate the CIDR of a new environment network.
 
-        The drop-in for ``NetworkExplorer.get_available_cidr``: the router is
-        the scope, so two networks on one router never get overlapping
-        CIDRs from a driver that prevents collisions, and the router's
-        current subnets are never handed out by any driver.
+        The router's subnets are read with ``client`` when the driver
+        decides; the driver validates ``net_id`` and ``ip_version``.
 
         :param client: the engine's Neutron client.
-        :param router_id: the router the network will be plugged into, or
-            None (no taken CIDRs and no scope, as in Murano).
-        :param net_id: the network's id in Murano (the owner).
+        :param router_id: the scope, or None (no scope, nothing taken).
+        :param net_id: the owner.
         :param ip_version: 4 or 6.
         :returns: the CIDR, as a string such as ``"10.0.3.0/24"``.
-        :raises murano_cidr.exceptions.PoolExhausted: if nothing is free
-            (where Murano returned None).
+        :raises murano_cidr.exceptions.PoolExhausted: if nothing is free.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad id or IP
             version.
         :raises murano_cidr.exceptions.BackendUnavailable: if Neutron, the
-            database or the lock service cannot be used; nothing is
-            allocated.
+            database or the lock service fails; nothing is allocated.
         """
         scope = router_id or None
         taken = neutron.RouterReader(client, scope)
-        if scope is not None and self.driver.has(
-                capabilities.Capability.PREVENTS_COLLISIONS):
-            # NOTE: read once before the driver's lock or row lock, so that
-            # under it only the router's ports are listed again (the CIDRs
-            # of the subnets already read are remembered).
-            allocation.validate_owner(net_id)
-            self.driver.pool(ip_version)
+        if scope is not None and self._read_first:
+            # NOTE: read before the driver's lock, so that under it only
+            # the router's ports are listed again.
             taken()
         cidr = self.driver.allocate(net_id, scope=scope, taken=taken,
                                     ip_version=ip_version)
@@ -118,26 +97,17 @@ class NetworkCidrAllocator(object):
         return cidr
 
     def confirm_cidr(self, net_id):
-        """Say that the network's subnet now exists in Neutron; never raises.
+        """Say that the network's subnet exists; never raises.
 
-        Call it after the Heat stack push that created the subnet and its
-        router interface: the router is the record from then on (see
-        :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.confirm`). A
-        driver that could not confirm (a reservation lost first, an unreachable
-        database) does not fail a deployment that worked: it is logged (a
-        lost reservation as an error: its CIDR may have been another
-        network's) and counted (:attr:`confirm_failures`).
+        A failure is logged and counted, never raised: the router is the
+        record once the subnet exists.
 
-        :param net_id: the network's id, as given to
-            :meth:`get_available_cidr`.
         :returns: True if the driver confirmed it, False if it failed.
         """
         try:
             self.driver.confirm(net_id)
         except Exception as e:
             self.confirm_failures[type(e).__name__] += 1
-            # NOTE: a library error is one line; anything else is a bug of
-            # a driver, whose traceback is worth the log.
             log = LOG.error if isinstance(
                 e, exceptions.ReservationLost) else LOG.warning
             log("Could not confirm the CIDR of network %s (%s: %s); its "
@@ -152,17 +122,10 @@ class NetworkCidrAllocator(object):
     def release_cidr(self, net_id):
         """Free the network's CIDR once the network is deleted.
 
-        A release that fails is logged as an error naming what reclaims the
-        allocation, counted (:attr:`release_failures`), and raised: Murano's
-        DSL mutes an exception of ``.destroy`` ("Muted exception during
-        execution of .destroy") and deletes the environment anyway, so the
-        allocation stays until ``murano-cidr reconcile`` or ``murano-cidr
-        prune --murano-db`` releases it.
+        A failure is logged (naming what reclaims the allocation), counted
+        and raised.
 
-        :param net_id: the network's id, as given to
-            :meth:`get_available_cidr`.
-        :returns: True if the driver held a CIDR for it; False otherwise
-            (always False for drivers that keep no state). Not an error.
+        :returns: True if the driver held a CIDR for it, else False.
         :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
             store cannot be reached.
         """
@@ -189,22 +152,18 @@ class NetworkCidrAllocator(object):
 
 
 _shared = None
-#: The process that built :data:`_shared`.
 _shared_pid = None
 _shared_guard = threading.Lock()
-#: Allocators a forked child inherited: kept, never closed nor collected,
-#: since their connections, sockets and locks are its parent's.
+#: Allocators a forked child inherited: never closed nor collected, since
+#: their connections, sockets and locks are its parent's.
 _inherited = []
 
 
 def shared_allocator(conf=None):
     """Return the process-wide allocator, built on first use.
 
-    The engine builds one allocator per process (a database engine or a
-    lock service connection is not something to open per deployment).
-
-    :param conf: the configuration to build it from on first use; the
-        global :data:`oslo_config.cfg.CONF` if None. Ignored afterwards.
+    :param conf: the configuration to build it from; the global one if
+        None. Ignored once it is built.
     :returns: a :class:`NetworkCidrAllocator`.
     :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
         is not installed.
@@ -221,15 +180,8 @@ def shared_allocator(conf=None):
 def reset_shared_allocator():
     """Forget the process-wide allocator; close it if this process built it.
 
-    The next call builds a new one from the configuration as it is then.
-    In a forked child (the allocator was built by its parent) it is
-    dropped without being closed: its database connections, lock service
-    sessions and reservations are the parent's, which still uses them
-    (closing a libpq connection ends the server session; releasing a
-    reservation deletes the parent's lock). They stay referenced, so not
-    even the garbage collector closes them. A fork does this by itself
-    (:func:`forget_inherited_allocator` runs in every child); calling it
-    again in the child is harmless.
+    In a forked child the parent's allocator is kept, unclosed, in
+    :data:`_inherited`.
     """
     global _shared
     with _shared_guard:
@@ -241,16 +193,9 @@ def reset_shared_allocator():
 
 
 def forget_inherited_allocator():
-    """Drop, in a forked child, the allocator the parent built; close nothing.
-
-    Registered with :func:`os.register_at_fork` to run in every child
-    process (an engine worker forked after the allocator was built), so a
-    child builds its own allocator on first use and never touches its
-    parent's connections, sessions or reservations.
-    """
+    """Drop, in a forked child, the parent's allocator; close nothing."""
     global _shared, _shared_guard
-    # NOTE: a thread of the parent may have held the guard at the fork;
-    # the child's copy would stay locked.
+    # NOTE: a thread of the parent may have held the guard at the fork.
     _shared_guard = threading.Lock()
     if _shared is not None:
         _inherited.append(_shared)
@@ -261,18 +206,15 @@ os.register_at_fork(after_in_child=forget_inherited_allocator)
 
 
 def get_available_cidr(client, router_id, net_id, ip_version=4):
-    """Allocate a CIDR with the process-wide allocator.
-
-    See :meth:`NetworkCidrAllocator.get_available_cidr`.
-    """
+    """:meth:`NetworkCidrAllocator.get_available_cidr`, process-wide."""
     return shared_allocator().get_available_cidr(
         client, router_id, net_id, ip_version=ip_version)
 
 
 def confirm_cidr(net_id):
-    """Confirm a CIDR with the process-wide allocator; never raises.
+    """:meth:`NetworkCidrAllocator.confirm_cidr`, process-wide; never raises.
 
-    See :meth:`NetworkCidrAllocator.confirm_cidr`.
+    :returns: True if the driver confirmed it, False otherwise.
     """
     try:
         shared = shared_allocator()
@@ -285,8 +227,26 @@ def confirm_cidr(net_id):
 
 
 def release_cidr(net_id):
-    """Release a CIDR with the process-wide allocator.
-
-    See :meth:`NetworkCidrAllocator.release_cidr`.
-    """
+    """:meth:`NetworkCidrAllocator.release_cidr`, process-wide."""
     return shared_allocator().release_cidr(net_id)
+
+
+class ExplorerMethods(object):
+    """The methods the engine plugin sets on Murano's ``NetworkExplorer``.
+
+    Same names and signatures as Murano's; ``self._client`` is the
+    explorer's Neutron client (the plugin checks it is a property).
+    """
+
+    def get_available_cidr(self, router_id, net_id, ip_version=4):
+        """Allocate the CIDR with murano-cidr's configured driver."""
+        return get_available_cidr(self._client, router_id, net_id,
+                                  ip_version=ip_version)
+
+    def confirm_cidr(self, net_id):
+        """The network's subnet exists: settle the allocation; never raises."""
+        confirm_cidr(net_id)
+
+    def release_cidr(self, net_id):
+        """The network is being deleted: its CIDR may be reused."""
+        return release_cidr(net_id)

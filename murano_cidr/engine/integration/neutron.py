@@ -12,12 +12,9 @@
 
 """Reading a router's subnets with the engine's Neutron client.
 
-Two calls, both filtered: the router's ports (``list_ports(device_id=...)``,
-whose ``fixed_ips`` name the subnets plugged into it), then the CIDRs of
-those subnets only (``list_subnets(id=[...])``, :data:`IDS_PER_REQUEST` ids
-at a time). Every error of the client becomes
-:class:`~murano_cidr.exceptions.BackendUnavailable`, naming the call and the
-router.
+The router's ports (``list_ports(device_id=...)``), then the CIDRs of their
+subnets only (``list_subnets(id=[...])``). Every error of the client
+becomes :class:`~murano_cidr.exceptions.BackendUnavailable`.
 """
 
 from oslo_log import log as logging
@@ -26,25 +23,17 @@ from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
 
-#: Subnet ids per ``list_subnets`` request. Each id is 40 characters of the
-#: query (``id=``, 36, ``&``); python-neutronclient refuses a URI of more
-#: than 8192 characters (``RequestURITooLong``) before sending it, and
-#: Neutron's server reads request lines of 8 KiB at most.
+#: Subnet ids per ``list_subnets`` request: 40 characters each, under the
+#: 8 KiB request line of python-neutronclient and Neutron's server.
 IDS_PER_REQUEST = 100
 
 
 class RouterReader(object):
     """The CIDRs on one router, read again at every call.
 
-    Each call lists the router's ports again, so it sees every subnet
-    plugged in until that moment; the CIDRs of subnets it has already read
-    are remembered (Neutron never changes a subnet's CIDR), so a call asks
-    ``list_subnets`` only for subnets new since the previous one. A driver
-    that reads ``taken`` under a lock or a row lock (``lock``, ``db``) thus
-    costs one Neutron call there, when the reader was called once before.
-
-    A subnet the client cannot see (another project's, an HA router's
-    network) is left out, as Murano always did, and not asked for again.
+    Every call lists the router's ports; ``list_subnets`` is asked only for
+    subnets not seen before (a subnet's CIDR never changes). A subnet the
+    client cannot see is left out, as Murano did, and not asked for again.
 
     :param client: a python-neutronclient ``Client`` (or anything answering
         ``list_ports`` and ``list_subnets`` with the same shapes).
@@ -95,9 +84,8 @@ def router_subnet_ids(client, router_id):
 def subnet_cidrs(client, router_id, subnet_ids):
     """Return ``{subnet id: cidr}`` of those subnets the client can see.
 
-    Only the given subnets are asked for (``list_subnets(id=[...])``, in
-    requests of at most :data:`IDS_PER_REQUEST` ids); a subnet Neutron
-    answers but was not asked for is ignored.
+    Asked :data:`IDS_PER_REQUEST` ids at a time; others answered are
+    ignored.
 
     :param subnet_ids: a non-empty sequence of subnet ids.
     :raises murano_cidr.exceptions.BackendUnavailable: if Neutron fails.
@@ -120,9 +108,6 @@ def subnet_cidrs(client, router_id, subnet_ids):
 
 def call_neutron(method, router_id, **kwargs):
     """Call a Neutron client method; any error becomes BackendUnavailable.
-
-    The client raises its own exception classes (and keystoneauth's, and
-    requests'), which a caller of the allocator cannot be expected to know.
 
     :raises murano_cidr.exceptions.BackendUnavailable: naming the call and
         the router, with the client's exception as its ``__cause__``.

@@ -12,26 +12,16 @@
 
 """The Murano engine plugin: the engine's CIDR pick, with no edit to Murano.
 
-Murano's package-type loader (``io.murano.plugins.packages``, where it is
-registered under the format name :data:`FORMAT`) loads it once per engine
-process and calls :meth:`EnginePlugin.init_plugin`. Only if
-``[cidr_allocator] driver`` is set explicitly in the engine's
-configuration (not its default), ``[murano] enabled_plugins`` is unset or
-names ``murano-cidr``, and the engine's
-``murano.engine.system.net_explorer.NetworkExplorer`` has exactly the
-signatures of :data:`KNOWN_EXPLORERS`, :func:`install` sets
-``get_available_cidr`` (with the signature it had, calling
-:func:`murano_cidr.engine.integration.murano.get_available_cidr` with the
-engine's own ``self._client``), ``confirm_cidr`` and ``release_cidr`` on
-that class. Otherwise nothing is changed and the engine picks CIDRs
-itself. Either way one line is logged, once per process, saying which and
-why.
-
-Why this loader and not ``io.murano.extensions`` (whose loader reads
-``entry_point.dist``, which stevedore 3 and later do not set), and what
-``enabled_plugins`` and ``murano-manage`` do to it, is explained once, for
-operators, in doc/source/integration/murano.rst ("The engine plugin" and
-"Murano's plugin loaders and murano-manage").
+Murano's package-type loader (``io.murano.plugins.packages``, format name
+:data:`FORMAT`) calls :meth:`EnginePlugin.init_plugin` once per engine
+process. :func:`install` sets the
+:class:`~murano_cidr.engine.integration.murano.ExplorerMethods` on
+Murano's ``NetworkExplorer`` only if ``[cidr_allocator] driver`` is set
+explicitly, ``[murano] enabled_plugins`` is unset or names murano-cidr and
+the class is one of :data:`KNOWN_EXPLORERS`; otherwise it changes nothing.
+Either way it logs one line saying which and why.
+doc/source/integration/murano.rst ("The engine plugin") says why this
+loader, and what ``enabled_plugins`` and ``murano-manage`` do to it.
 """
 
 import inspect
@@ -91,11 +81,8 @@ class EnginePlugin(object):
     """What Murano's plugin loader loads; see the module's documentation."""
 
     def __init__(self, *args, **kwargs):
-        # NOTE: the loader registers the class as a package format; no
-        # package is of this format. In Murano's processes (its package
-        # loader has imported its package exceptions) the error is Murano's
-        # own, which its loaders catch: the package is refused as one of an
-        # unknown format, and nothing else fails.
+        # NOTE: no package is of this format; Murano's loaders catch its
+        # own PackageFormatError and refuse the package, nothing else.
         error = exceptions.InvalidArgument(
             name="package format", value=FORMAT,
             reason="it is murano-cidr's engine plugin, not a package format")
@@ -187,11 +174,9 @@ def _enabled_plugins(conf):
 
 
 def driver_set_in(conf):
-    """Say where ``[cidr_allocator] driver`` is set, None if it is not.
+    """Say where ``[cidr_allocator] driver`` is set explicitly, if it is.
 
-    The plugin routes the engine's pick only if the driver is set
-    explicitly (a file, the command line, the environment); its default,
-    or a default set by code, is no choice.
+    A default, the option's or one set by code, is no choice.
 
     :param conf: a configuration with murano-cidr's options registered.
     :returns: the file (or other source) that sets it, or None.
@@ -216,9 +201,8 @@ def _install(conf):
                  "engine's configuration: the engine picks subnet CIDRs "
                  "itself, as before")
         return UNCONFIGURED
-    # NOTE: not imported: Murano's engine has imported it (through its
-    # package loader) before it loads any package; Murano's API loads
-    # package-type plugins too, and has no NetworkExplorer to change.
+    # NOTE: not imported: an engine has it already; Murano's API, which
+    # loads the plugin too, has none.
     module = sys.modules.get(EXPLORER_MODULE)
     if module is None:
         LOG.info("murano-cidr: no Murano engine in this process (%s is not "
@@ -244,32 +228,8 @@ def _install(conf):
     return INSTALLED
 
 
-class _ExplorerMethods(object):
-    """The methods :func:`install` sets on Murano's ``NetworkExplorer``."""
-
-    def get_available_cidr(self, router_id, net_id, ip_version=4):
-        """Allocate the CIDR with murano-cidr's configured driver."""
-        # NOTE: Murano's NetworkExplorer has no public way to its Neutron
-        # client (the region's, with the deployment's session): its private
-        # _client property is the one the engine's own pick uses.
-        # recognise() checks that it is a property; this is the one place
-        # murano-cidr reads it.
-        return murano.get_available_cidr(self._client, router_id, net_id,
-                                         ip_version=ip_version)
-
-    def confirm_cidr(self, net_id):
-        """The network's subnet exists: settle the allocation; never raises."""
-        murano.confirm_cidr(net_id)
-
-    def release_cidr(self, net_id):
-        """The network is being deleted: its CIDR may be reused."""
-        return murano.release_cidr(net_id)
-
-
 def _change(explorer):
-    # NOTE: Murano's DSL reads a class's methods (their names and their
-    # signatures) when a deployment first loads the core library, after the
-    # plugin loader has run; plain functions of the same names and
-    # signatures are what it expects.
+    # NOTE: Murano's DSL reads the class's methods (names and signatures)
+    # after the loader has run: plain functions are what it expects.
     for name in ("get_available_cidr",) + ADDED:
-        setattr(explorer, name, _ExplorerMethods.__dict__[name])
+        setattr(explorer, name, murano.ExplorerMethods.__dict__[name])

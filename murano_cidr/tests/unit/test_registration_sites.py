@@ -40,7 +40,7 @@ SITES = frozenset({
     ("murano_cidr.operator.drivers.commands", "prepare"),
     # The driver's constructor, through its class's hook.
     ("murano_cidr.engine.drivers.base", "__init__"),
-    ("murano_cidr.engine.drivers.hooks", "register_opts"),
+    ("murano_cidr.engine.drivers.base", "register_opts"),
     # The registration helpers themselves.
     ("murano_cidr.opts", "register_common_opts"),
     ("murano_cidr.operator.drivers.commands", "register_opts"),
