@@ -12,11 +12,9 @@
 
 
 def __getattr__(name):
-    """Compute ``__version__`` when it is asked for, not at import.
+    """Compute ``__version__`` when asked, not at import.
 
-    NOTE: pbr falls back to pkg_resources on older releases (Xena's),
-    whose import costs time and adds a warnings filter to the host
-    process: an engine that loads the plugin never asks for the version.
+    NOTE: an older pbr imports pkg_resources, which adds a warnings filter.
     """
     if name == "__version__":
         import pbr.version

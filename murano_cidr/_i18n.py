@@ -10,10 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""oslo.i18n integration for murano-cidr.
-
-See https://docs.openstack.org/oslo.i18n/latest/user/usage.html .
-"""
+"""oslo.i18n integration for murano-cidr."""
 
 import oslo_i18n
 
@@ -21,5 +18,4 @@ DOMAIN = "murano_cidr"
 
 _translators = oslo_i18n.TranslatorFactory(domain=DOMAIN)
 
-# The primary translation function using the well-known name "_"
 _ = _translators.primary

@@ -10,11 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Every error murano-cidr raises, under one base class.
-
-Each class carries a message template filled from keyword arguments, so the
-text an operator reads is decided here, in one place, and says what to do.
-"""
+"""Every error murano-cidr raises, each with its message template."""
 
 from murano_cidr._i18n import _
 
@@ -22,8 +18,8 @@ from murano_cidr._i18n import _
 class MuranoCidrException(Exception):
     """Base class of every murano-cidr error.
 
-    Subclasses set :attr:`message` to a template; the keyword arguments given
-    to the constructor fill it. A caller may also pass a ready ``message``.
+    The keyword arguments fill the class's :attr:`message` template, unless
+    a ready ``message`` is given.
     """
 
     message = _("An unknown murano-cidr error occurred.")
@@ -34,9 +30,7 @@ class MuranoCidrException(Exception):
             try:
                 message = self.message % kwargs
             except (KeyError, TypeError, ValueError):
-                # NOTE: a template that does not match its arguments is a bug
-                # in this library; keep the template rather than hiding the
-                # original error behind a formatting one.
+                # NOTE: a bug here; do not hide the error behind another.
                 message = self.message
         self.msg = str(message)
         super().__init__(self.msg)
@@ -76,7 +70,6 @@ class PoolExhausted(MuranoCidrException):
                 "%(taken)d taken)%(held_back)s")
 
     def __init__(self, message=None, **kwargs):
-        # What a driver holds back, if it can tell ("; ..."); none else.
         kwargs.setdefault("held_back", "")
         super().__init__(message, **kwargs)
 

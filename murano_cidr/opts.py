@@ -10,16 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The options every driver reads.
+"""The ``[cidr_allocator]`` options every driver reads.
 
-They live in ``[cidr_allocator]``: which driver, where its state goes, and
-the pool; ``reservation_timeout`` is defined here too, once, for the
-drivers that list it (``db`` and ``lock``). A driver's own options are
-defined in its package, which lists them under the :data:`OPTS_NAMESPACE`
-entry point namespace (by the driver's name);
-:func:`murano_cidr.operator.drivers.commands.list_opts` gathers them all from
-there, so the sample configuration and the documentation show every
-option, and this module imports no driver.
+A driver's own options are in its package, listed under the
+:data:`OPTS_NAMESPACE` entry points; this module imports no driver.
 """
 
 import os
@@ -30,9 +24,7 @@ from murano_cidr._i18n import _
 
 GROUP = "cidr_allocator"
 
-#: The entry point namespace where each driver's package lists its options:
-#: the driver's name, and a function returning ``(group, [options])``
-#: pairs, as ``list_opts()`` functions do.
+#: Where each driver's package lists its options (a ``list_opts()``).
 OPTS_NAMESPACE = "murano_cidr.allocator_opts"
 
 cidr_allocator_group = cfg.OptGroup(
@@ -42,24 +34,18 @@ cidr_allocator_group = cfg.OptGroup(
 
 
 def default_state_path():
-    """Return the default state directory: writable by a non-root user.
-
-    ``$XDG_STATE_HOME/murano-cidr``, or ``~/.local/state/murano-cidr``.
-    """
+    """Return ``$XDG_STATE_HOME/murano-cidr`` or its default under ``~``."""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(
         os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "murano-cidr")
 
 
-#: Murano's own option group, whose pool options are read as deprecated
-#: fallbacks. Murano registers it; this library never does.
+#: Murano's option group, whose pool options are deprecated fallbacks.
 MURANO_GROUP = "networking"
 
 
 def _murano(name):
-    # NOTE: a deprecated name is looked up in the parsed configuration
-    # files, whoever registered (or did not register) its group, so the
-    # engine's murano.conf keeps working without a [cidr_allocator] copy.
+    # NOTE: read from the files whoever registers [networking].
     return cfg.DeprecatedOpt(name, group=MURANO_GROUP)
 
 
@@ -137,12 +123,10 @@ pool_opts = [
 ]
 
 
-#: The default of ``reservation_timeout``: two hours, twice Heat's default
-#: stack timeout.
+#: Two hours, twice Heat's default stack timeout.
 DEFAULT_RESERVATION_TIMEOUT = 7200
 
-#: Read by the drivers that hold reservations (``db`` and ``lock``), each
-#: of which lists it among its own options: one definition, one meaning.
+#: Listed by the drivers that hold reservations (``db`` and ``lock``).
 reservation_timeout_opt = cfg.IntOpt(
     "reservation_timeout",
     default=DEFAULT_RESERVATION_TIMEOUT,
@@ -165,44 +149,23 @@ reservation_timeout_opt = cfg.IntOpt(
 
 
 def all_opts():
-    """Return the ``[cidr_allocator]`` options every driver reads.
-
-    :returns: a new list of :class:`oslo_config.cfg.Opt`: the driver and
-        pool options (a driver's own are its ``list_opts()``).
-    """
+    """Return a new list of the options every driver reads."""
     return driver_opts + pool_opts
 
 
 def state_path(conf):
-    """Return ``[cidr_allocator] state_path``, expanded and absolute.
-
-    :param conf: a configuration object with the options registered.
-    """
+    """Return ``[cidr_allocator] state_path`` (registered), absolute."""
     return os.path.abspath(os.path.expanduser(conf[GROUP].state_path))
 
 
 def register_common_opts(conf):
-    """Register the options every driver reads on ``conf``.
-
-    A driver registers its own besides when it is built (its
-    ``register_opts`` hook). Safe to call more than once on the same
-    configuration object.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-    """
+    """Register the options every driver reads on ``conf``; idempotent."""
     conf.register_group(_fresh(cidr_allocator_group))
     conf.register_opts(all_opts(), group=GROUP)
 
 
 def register_listed(conf, listed):
-    """Register options given as ``list_opts()`` returns them.
-
-    Safe to call more than once on the same configuration object.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
-    :param listed: ``(group, [options])`` pairs; a group is an
-        :class:`oslo_config.cfg.OptGroup` or its name.
-    """
+    """Register ``(group, [options])`` pairs on ``conf``; idempotent."""
     for group, group_opts in listed:
         if isinstance(group, cfg.OptGroup):
             conf.register_group(_fresh(group))
@@ -211,8 +174,6 @@ def register_listed(conf, listed):
 
 
 def _fresh(group):
-    # NOTE: ConfigOpts.register_group keeps a shallow copy of the group it
-    # is given, whose table of options (and their overrides) is the given
-    # object's own: registering a module-level group would share option
-    # values between every ConfigOpts in the process.
+    # NOTE: register_group copies the group shallowly: a module-level one
+    # would share option values between every ConfigOpts.
     return cfg.OptGroup(group.name, title=group.title, help=group.help)

@@ -10,7 +10,4 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What a Murano engine runs: the contract, the pool maths, the drivers.
-
-Nothing here imports the operator's or the measuring wing (``tox -e pep8``).
-"""
+"""What a Murano engine runs; it imports no other wing (``tox -e pep8``)."""

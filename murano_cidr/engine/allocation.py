@@ -12,11 +12,7 @@
 
 """What an allocation is, and the one rule for its owner, scope and version.
 
-Every driver, command and file reader checks owners and scopes with
-:func:`validate_id` and keeps the value it returns, so that an owner means
-the same thing whichever driver holds it: ``42`` and ``"42"`` are one owner
-everywhere, and ``"net-1 "`` is refused everywhere (MySQL would compare it
-equal to ``"net-1"``, SQLite and PostgreSQL would not).
+doc/source/contributor/drivers.rst ("Owners and scopes") gives the rule.
 """
 
 import dataclasses
@@ -25,24 +21,17 @@ import typing
 
 from murano_cidr import exceptions
 
-#: The longest owner or scope accepted: the width of the database columns,
-#: and of Neutron's ids with room to spare.
+#: The longest owner or scope accepted: the database columns' width.
 MAX_ID_LENGTH = 255
 
 
 @dataclasses.dataclass(frozen=True)
 class Allocation(object):
-    """A CIDR held by an owner.
+    """A CIDR held by an owner in a scope (None: none).
 
-    :ivar owner: who holds it (a Neutron network id, for Murano).
-    :ivar cidr: the CIDR, as a string.
-    :ivar scope: where it must not overlap (a router id), or None.
-    :ivar ip_version: 4 or 6.
-    :ivar confirmed: False while it is only a reservation.
-    :ivar created_at: when it was allocated (UTC), where the driver knows.
-    :ivar released_at: None for a live allocation; for a released one that
-        the driver still holds back (its subnet may still be on the
-        router), when it was released (UTC).
+    ``confirmed`` is False while it is only a reservation; ``created_at``
+    (UTC) is set where the driver knows it; ``released_at`` (UTC) only for
+    a released CIDR the driver still holds back.
     """
 
     owner: str
@@ -65,15 +54,9 @@ class Allocation(object):
 def validate_id(value, name, allow_none=False):
     """Check an owner or scope and return it as the string to keep.
 
-    The rule, the same for every driver:
+    A string or an integer (its decimal string), not empty, at most
+    :data:`MAX_ID_LENGTH` printable characters, no white space at its ends.
 
-    * a string, or an integer (not a bool), which becomes its decimal
-      string: Murano and its tests pass integer ids;
-    * not empty, at most :data:`MAX_ID_LENGTH` characters, printable
-      characters only;
-    * no leading or trailing white space.
-
-    :param value: the value given by the caller.
     :param name: ``"owner"`` or ``"scope"``, for the message.
     :param allow_none: whether None is accepted (it is for a scope).
     :returns: the value as a string (None if it is None and allowed).
@@ -108,7 +91,7 @@ def validate_id(value, name, allow_none=False):
 
 
 def validate_owner(owner):
-    """Check an owner (see :func:`validate_id`) and return it.
+    """Check an owner (:func:`validate_id`) and return it.
 
     :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
     """
@@ -116,7 +99,7 @@ def validate_owner(owner):
 
 
 def validate_scope(scope):
-    """Check a scope, None included (see :func:`validate_id`).
+    """Check a scope, None included (:func:`validate_id`), and return it.
 
     :raises murano_cidr.exceptions.InvalidArgument: for a bad scope.
     """

@@ -10,19 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Which candidates of a pool are free, answered in ``O(log n)``.
+"""Which candidates of a pool are free, as blocked index ranges.
 
-A :class:`FreeMap` says which candidates are blocked by taken addresses, as
-sorted index ranges, and answers "the n-th free candidate" and "the first free
-candidate at or after i" by bisection. A :class:`BlockedRanges` is the
-same knowledge, kept up to date one range at a time. Pure: no I/O.
+:class:`FreeMap` answers "the n-th free" and "the next free" in ``O(log
+n)``; :class:`BlockedRanges` is changed one range at a time. Pure.
 """
 
 import bisect
 
-# NOTE: not netaddr.IPSet, which has no rank or select ("the n-th free
-# candidate" in O(log n), DESIGN section 5), as long as murano-cidr bench's
-# freemap, hint and walk targets hold (doc/source/benchmarks.rst).
+# NOTE: not netaddr.IPSet, which has no rank or select (the n-th free in
+# O(log n)), while the bench's targets hold (doc/source/benchmarks.rst).
 
 
 class FreeMap(object):
@@ -75,9 +72,8 @@ class FreeMap(object):
         if not 0 <= n < self.free:
             raise IndexError("%d free candidates, asked for number %d"
                              % (self.free, n))
-        # Free candidates before range k: lo_k - blocked_before_k, which
-        # grows with k, so the last range starting at or before the answer
-        # is found by bisection.
+        # Free candidates before range k (lo_k - blocked_before_k) grow
+        # with k: bisect for the last range before the answer.
         lo_, hi_ = 0, len(self._los)
         while lo_ < hi_:
             mid = (lo_ + hi_) // 2
@@ -111,11 +107,7 @@ class FreeMap(object):
 
 
 class BlockedRanges(object):
-    """Blocked candidates of a pool, changed one range at a time.
-
-    Each change costs a bisection and a list splice; the ranges stay merged
-    (no two touch), so the first unblocked candidate after a blocked one is
-    one step away.
+    """Blocked candidates of a pool, kept merged, changed range by range.
 
     :param size: the number of candidates in the pool.
     :param ranges: inclusive ``(lo, hi)`` ranges, merged and sorted (as

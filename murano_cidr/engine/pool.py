@@ -10,17 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The candidate subnets an allocator may hand out, and which are free.
+"""The candidate subnets an allocator may hand out: :class:`Pool`.
 
-A :class:`Pool` is an ordered list of equally sized subnets carved out of one
-or more networks. It is never materialised: candidate ``i`` is computed from
-its index, so a pool of millions costs a few integers. Murano's geometry
-(``env_ip_template``, ``max_environments``, ``max_hosts``) produces exactly the
-candidates, in the same order, that Murano's engine computed.
-
-Which candidates are free is a :class:`~murano_cidr.engine.freemap.FreeMap`.
-:func:`pools_from_conf` reads the pools from ``[cidr_allocator]``; the rest
-is pure: no I/O, no configuration object kept.
+A pool is never materialised: candidate ``i`` is computed from its index.
+Murano's geometry gives the candidates Murano's engine computed, in its
+order. :func:`pools_from_conf` reads ``[cidr_allocator]``; the rest is pure.
 """
 
 import bisect
@@ -34,8 +28,7 @@ from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
 from murano_cidr import opts
 
-#: The largest pool accepted, in candidates. Far beyond any Murano cloud, and
-#: small enough that a mistyped prefix length is caught at start-up.
+#: The largest pool accepted, in candidates: a mistyped prefix length fails.
 MAX_POOL_SIZE = 2 ** 24
 
 #: Host bits a subnet must keep: room for a gateway and at least one host.
@@ -46,11 +39,7 @@ WIDTH = {4: 32, 6: 128}
 
 
 def bits_for(count):
-    """Return ``ceil(log2(count))`` exactly, as Murano's engine computed it.
-
-    :param count: a positive integer.
-    :returns: the number of bits needed to number ``count`` items.
-    """
+    """Return ``ceil(log2(count))`` of a positive integer, exactly."""
     return (count - 1).bit_length()
 
 
@@ -65,8 +54,7 @@ def _positive_int(value, option):
 class Pool(object):
     """Equal-sized candidate subnets of one IP version, in a fixed order.
 
-    Build one with :meth:`from_murano` or :meth:`from_cidrs`, which validate
-    their input; the constructor trusts it.
+    :meth:`from_murano` and :meth:`from_cidrs` validate; this trusts.
 
     :param networks: the parent networks, in candidate order.
     :param prefixlen: the prefix length of every candidate.
@@ -87,22 +75,13 @@ class Pool(object):
             size += 2 ** (prefixlen - net.prefixlen)
         self.size = size
 
-    # -- construction ------------------------------------------------------
-
     @classmethod
     def from_murano(cls, env_ip_template="10.0.0.0", max_environments=250,
                     max_hosts=250):
-        """Build the pool Murano's engine used.
+        """Build the pool Murano's engine used, from its three options.
 
-        ``ceil(log2(max_environments))`` bits of environments and
-        ``ceil(log2(max_hosts))`` bits of hosts under ``env_ip_template``.
-
-        :param env_ip_template: an IPv4 address aligned to the pool.
-        :param max_environments: how many environments the pool must hold.
-        :param max_hosts: how many hosts each subnet must hold.
-        :returns: a :class:`Pool`.
         :raises murano_cidr.exceptions.InvalidConfig: naming the option at
-            fault (see also :func:`murano_cidr.engine.special_ranges.refuse`).
+            fault.
         """
         _positive_int(max_environments, "max_environments")
         _positive_int(max_hosts, "max_hosts")
@@ -156,24 +135,17 @@ class Pool(object):
     @classmethod
     def from_cidrs(cls, cidrs, prefixlen, cidrs_option="pool_cidrs",
                    prefixlen_option="subnet_prefixlen", version=None):
-        """Build a pool from explicit parent networks.
+        """Build a pool from explicit parent networks (``pool_cidrs``).
 
-        :param cidrs: CIDR strings (or :class:`netaddr.IPNetwork`), in
-            candidate order; they must not overlap each other.
-        :param prefixlen: the prefix length of every candidate subnet.
-        :param cidrs_option: the option ``cidrs`` came from, for errors.
-        :param prefixlen_option: the option ``prefixlen`` came from.
-        :param version: if given, the IP version every network must have.
-        :returns: a :class:`Pool`.
+        See :func:`murano_cidr.engine.pool_cidrs.networks`.
+
         :raises murano_cidr.exceptions.InvalidConfig: naming the option at
-            fault (see also :func:`murano_cidr.engine.special_ranges.refuse`).
+            fault.
         """
         limits = (WIDTH, MIN_HOST_BITS, MAX_POOL_SIZE)
         return cls(pool_cidrs.networks(cidrs, prefixlen, cidrs_option,
                                        prefixlen_option, version, limits),
                    prefixlen)
-
-    # -- the sequence of candidates ----------------------------------------
 
     def __len__(self):
         return self.size
@@ -236,15 +208,10 @@ class Pool(object):
             p.first <= net.first and net.last <= p.last
             for p in self.networks)
 
-    # -- free and blocked candidates ---------------------------------------
-
     def free_map(self, taken):
         """Return which candidates overlap nothing in ``taken``.
 
-        Cost: ``O(len(taken))`` for the pool's networks (a handful), never
-        ``O(pool size)``.
-
-        :param taken: a :class:`murano_cidr.engine.taken.TakenSet` of this
+        :param taken: a :class:`~murano_cidr.engine.taken.TakenSet` of this
             pool's IP version.
         :returns: a :class:`~murano_cidr.engine.freemap.FreeMap`.
         """
@@ -260,13 +227,9 @@ class Pool(object):
 
 
 def pools_from_conf(conf):
-    """Build the IPv4 and IPv6 pools from ``[cidr_allocator]``.
+    """Build the pools of ``[cidr_allocator]`` (options registered).
 
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the options
-        registered.
-    :returns: a dictionary from IP version to
-        :class:`~murano_cidr.engine.pool.Pool` (no key 6 when no IPv6 pool is
-        configured).
+    :returns: ``{ip version: Pool}``, without 6 if no IPv6 pool is set.
     :raises murano_cidr.exceptions.InvalidConfig: naming the option at fault.
     """
     group = conf[opts.GROUP]

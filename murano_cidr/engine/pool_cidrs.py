@@ -10,14 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The checks of networks an operator gives.
-
-Those of a pool built from explicit networks (``pool_cidrs``), and of
-every CIDR the commands read from their command line and files
-(:func:`network`). Loaded by :meth:`murano_cidr.engine.pool.Pool.from_cidrs`
-and the commands only: an engine on Murano's own geometry
-(``env_ip_template``) never runs them.
-"""
+"""The checks of networks an operator gives: pools' and the commands'."""
 
 from murano_cidr.engine import special_ranges
 from murano_cidr.engine import taken
@@ -27,11 +20,8 @@ from murano_cidr import exceptions
 def network(value, name):
     """Parse a network an operator gives, refusing a mistyped one.
 
-    The one check of every CIDR given by hand or in a file (``--taken``,
-    ``import`` rows, Neutron listings, ``pool_cidrs``): it must name its
-    prefix length, and its address must have no host bits set, as Neutron
-    requires of a subnet; netaddr would read ``10.0.0.5/16`` as the whole
-    ``10.0.0.0/16``, and ``10.0.0.5`` as one address.
+    It must name its prefix length and have no host bits set, as Neutron
+    requires of a subnet.
 
     :param value: a CIDR string or a :class:`netaddr.IPNetwork`.
     :param name: where it was given, for the message.
@@ -53,17 +43,17 @@ def networks(cidrs, prefixlen, cidrs_option, prefixlen_option, version,
              limits):
     """Return the parent networks of a pool, checked.
 
-    :param cidrs: CIDR strings (or :class:`netaddr.IPNetwork`), in
-        candidate order, or one comma-separated string.
+    :param cidrs: CIDRs in candidate order, or one comma-separated string;
+        they must not overlap.
     :param prefixlen: the prefix length of every candidate subnet.
     :param cidrs_option: the option ``cidrs`` came from, for errors.
     :param prefixlen_option: the option ``prefixlen`` came from.
     :param version: if not None, the IP version every network must have.
-    :param limits: :class:`murano_cidr.engine.pool.Pool`'s ``(address width by
-        IP version, host bits a subnet keeps, most candidates)``.
+    :param limits: ``(address width by IP version, host bits a subnet
+        keeps, most candidates)``.
     :returns: a list of :class:`netaddr.IPNetwork`, in candidate order.
     :raises murano_cidr.exceptions.InvalidConfig: naming the option at
-        fault (see also :func:`murano_cidr.engine.special_ranges.refuse`).
+        fault.
     """
     widths, min_host_bits, max_size = limits
     if isinstance(cidrs, str):

@@ -10,21 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Address ranges a pool must not, or should not, hand out.
+"""Address ranges a pool must not (:func:`refuse`), or should not
+(:func:`warn_if_public`), hand out: netaddr's, not a table of our own.
 
-The ranges are netaddr's (``netaddr.ip``), not a table of our own:
-
-* *refused*: loopback, link-local (where Neutron serves metadata),
-  multicast and netaddr's reserved ranges ("this network", the
-  documentation networks, the former class E, the 6to4 relay). No tenant
-  subnet works there.
-* *public*: IPv4 addresses netaddr does not list as private or otherwise
-  not globally reachable. A tenant subnet there works, but hides the real
-  hosts of those addresses from the environment; some clouds route such
-  addresses to tenants on purpose, so they are only warned about.
-
-:func:`refuse` raises for the first kind, :func:`warn_if_public` logs the
-second; the rest is pure.
+doc/source/contributor/drivers.rst ("Special ranges") says which and why.
 """
 
 import netaddr
@@ -47,9 +36,7 @@ _REFUSED = {
         ("reserved", ("IPV6_RESERVED",))),
 }
 
-#: What netaddr calls the IPv4 space that is not public: its list of
-#: ranges not globally reachable (netaddr 0.10 and later), or of private
-#: ones (older releases).
+#: netaddr's IPv4 space that is not public (0.10 on; before: private).
 _NOT_PUBLIC_V4 = ("IPV4_NOT_GLOBALLY_REACHABLE", "IPV4_PRIVATE")
 
 #: How many public ranges a warning names before it counts the rest.
@@ -81,15 +68,10 @@ def _cidrs(items, version):
 
 
 def refused_ranges(networks):
-    """Return the refused ranges the networks reach into.
+    """Return the refused ranges networks of one IP version reach into.
 
-    A range inside one already named (the loopback network among netaddr's
-    reserved ranges, say) is not named twice.
-
-    :param networks: :class:`netaddr.IPNetwork` objects of one IP version.
-    :returns: a list of ``(range, label)`` pairs: the range as netaddr
-        writes it (``127.0.0.0/8``, ``225.0.0.0-231.255.255.255``), the
-        label ``loopback``, ``link-local``, ``multicast`` or ``reserved``.
+    :returns: ``(range, label)`` pairs, a range inside one named before
+        left out.
     """
     networks = list(networks)
     if not networks:
@@ -111,12 +93,7 @@ def refused_ranges(networks):
 
 
 def public_networks(networks):
-    """Return the publicly routable IPv4 space the networks cover.
-
-    :param networks: :class:`netaddr.IPNetwork` objects of one IP version.
-    :returns: a sorted list of :class:`netaddr.IPNetwork`; empty for IPv6,
-        whose tenant subnets are routable by design.
-    """
+    """Return the public IPv4 networks within networks (none for IPv6)."""
     networks = list(networks)
     if not networks or networks[0].version != 4:
         return []
@@ -129,12 +106,7 @@ def public_networks(networks):
 
 
 def describe(ranges, shown=SHOWN):
-    """Return a short list of ranges, counting those left out.
-
-    :param ranges: strings or networks.
-    :param shown: how many to name.
-    :returns: a string such as ``1.0.0.0/8, 2.0.0.0/7 and 27 more``.
-    """
+    """Name the first ``shown`` ranges and count the rest (``and 27 more``)."""
     ranges = [str(r) for r in ranges]
     text = ", ".join(ranges[:shown])
     if len(ranges) > shown:
@@ -143,13 +115,10 @@ def describe(ranges, shown=SHOWN):
 
 
 def refuse(networks, option):
-    """Refuse a pool that reaches into a refused range.
+    """Refuse a pool's networks that reach into a refused range.
 
-    :param networks: the pool's :class:`netaddr.IPNetwork` objects, of one
-        IP version.
-    :param option: the option they came from, for the message.
-    :raises murano_cidr.exceptions.InvalidConfig: naming the option and
-        every refused range the networks reach into.
+    :raises murano_cidr.exceptions.InvalidConfig: naming ``option`` and
+        the ranges.
     """
     refused = refused_ranges(networks)
     if refused:
@@ -164,12 +133,7 @@ def refuse(networks, option):
 
 
 def public_warning(pool):
-    """Say what is wrong with an IPv4 pool holding public addresses.
-
-    :param pool: a :class:`~murano_cidr.engine.pool.Pool`.
-    :returns: a sentence naming the public networks, or None if there are
-        none (:func:`public_networks`).
-    """
+    """Return the warning about a pool's public addresses, or None."""
     public = public_networks(pool.networks)
     if not public:
         return None
@@ -180,10 +144,7 @@ def public_warning(pool):
 
 
 def warn_if_public(pool):
-    """Log :func:`public_warning` of a pool, if there is one.
-
-    :param pool: a :class:`~murano_cidr.engine.pool.Pool`.
-    """
+    """Log :func:`public_warning` of a pool, if there is one."""
     warning = public_warning(pool)
     if warning:
         LOG.warning("%s", warning)

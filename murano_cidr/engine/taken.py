@@ -10,11 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""CIDRs already in use, read once into sorted, merged address intervals.
-
-Reading ``taken`` is the one cost an allocation cannot avoid: every string has
-to be parsed. Everything after that is ``O(log n)`` per question asked, so an
-allocation from a pool of millions never loops over pool x taken.
+"""CIDRs already in use, read once into sorted, merged address intervals:
+:class:`TakenSet`, answering overlap questions in ``O(log n)``.
 """
 
 import bisect
@@ -25,8 +22,8 @@ import netaddr
 
 from murano_cidr import exceptions
 
-# NOTE: one sort, one merge and bisect, not a netaddr.IPSet, as long as
-# murano-cidr bench's taken-warm target holds (doc/source/benchmarks.rst).
+# NOTE: not a netaddr.IPSet, while the bench's taken-warm target holds
+# (doc/source/benchmarks.rst).
 
 #: Why a string that netaddr refuses is not a CIDR.
 NOT_A_CIDR = "not an IPv4 or IPv6 network in CIDR notation"
@@ -35,8 +32,7 @@ NOT_A_CIDR = "not an IPv4 or IPv6 network in CIDR notation"
 def parse_cidr(value, name="taken"):
     """Parse one CIDR given as a string or a :class:`netaddr.IPNetwork`.
 
-    Host bits are allowed and ignored (``10.0.0.5/24`` is ``10.0.0.0/24``),
-    because that is what Neutron and netaddr accept for a subnet.
+    Host bits are ignored, as Neutron and netaddr do.
 
     :param value: a CIDR string or a :class:`netaddr.IPNetwork`.
     :param name: what the value is, for the error message.
@@ -53,23 +49,19 @@ def parse_cidr(value, name="taken"):
     try:
         return netaddr.IPNetwork(value.strip())
     except (netaddr.AddrFormatError, ValueError, TypeError):
-        # NOTE: netaddr's message repeats the value raw (newlines, terminal
-        # escapes and all); the message shows it escaped, as owners are.
+        # NOTE: not netaddr's message, which repeats the value raw.
         raise exceptions.InvalidCidr(value=value, name=name,
                                      reason=NOT_A_CIDR)
 
 
-#: How many parsed CIDR strings are kept. An engine reads the same router's
-#: CIDRs again for every deployment on it; remembering what a string parsed
-#: to makes that read a dictionary look-up instead of a netaddr parse.
+#: How many parsed CIDR strings are kept: a router's CIDRs are read again
+#: for every deployment on it.
 PARSE_CACHE_SIZE = 2 ** 16
 
 
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def _cached_interval(text):
     net = parse_cidr(text)
-    # NOTE: the pair is built once and shared by every later read, which
-    # then allocates nothing per taken CIDR.
     return net.version, (net.first, net.last)
 
 
@@ -79,8 +71,6 @@ def clear_parse_cache():
 
 
 def _merge(intervals):
-    # Sorting on the first address alone is enough to merge, and much
-    # cheaper than comparing pairs.
     ordered = iter(sorted(intervals, key=operator.itemgetter(0)))
     starts = []
     ends = []
@@ -102,10 +92,9 @@ def _merge(intervals):
 
 
 class TakenSet(object):
-    """Address ranges in use for one IP version, answering overlap queries.
+    """Address ranges in use for one IP version.
 
-    :param version: 4 or 6; networks of the other version are ignored, since
-        they can never overlap a candidate of this one.
+    :param version: 4 or 6.
     :param intervals: inclusive ``(first, last)`` integer address pairs.
     """
 
@@ -131,8 +120,6 @@ class TakenSet(object):
         if taken is None:
             taken = ()
         if isinstance(taken, (str, bytes, netaddr.IPNetwork)):
-            # NOTE: a lone string would otherwise be read character by
-            # character; insist on a collection so the mistake is visible.
             raise exceptions.InvalidArgument(
                 name=name, value=taken,
                 reason="expected a collection of CIDRs, not a single value")
@@ -146,8 +133,7 @@ class TakenSet(object):
         intervals = []
         append = intervals.append
         cached = _cached_interval
-        # NOTE: this loop is the one cost every allocation pays per taken
-        # CIDR; it is kept flat on purpose.
+        # NOTE: flat on purpose: every allocation pays it per taken CIDR.
         for item in items:
             if type(item) is str:
                 try:
@@ -171,10 +157,7 @@ class TakenSet(object):
         return list(zip(self._starts, self._ends))
 
     def intervals_within(self, first, last):
-        """Return the intervals that meet ``[first, last]``, unclipped.
-
-        Found by bisection: the cost is ``O(log n)`` plus the answer.
-        """
+        """Return the intervals that meet ``[first, last]``, unclipped."""
         i = bisect.bisect_right(self._starts, first) - 1
         if i < 0 or self._ends[i] < first:
             i += 1
@@ -182,19 +165,10 @@ class TakenSet(object):
         return list(zip(self._starts[i:j], self._ends[i:j]))
 
     def overlaps(self, first, last):
-        """Tell whether ``[first, last]`` meets any taken address.
-
-        :param first: first address of the range, as an integer.
-        :param last: last address of the range, as an integer.
-        :returns: True if any taken address lies within the range.
-        """
+        """Tell whether integer addresses ``[first, last]`` meet any taken."""
         i = bisect.bisect_right(self._starts, last) - 1
         return i >= 0 and self._ends[i] >= first
 
     def union(self, other):
-        """Return a new set holding the addresses of both sets.
-
-        :param other: a :class:`TakenSet` of the same IP version.
-        :returns: a :class:`TakenSet`.
-        """
+        """Return a new :class:`TakenSet` of both sets' addresses."""
         return TakenSet(self.version, self.intervals() + other.intervals())

@@ -10,14 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The allocator drivers.
-
-A driver is a class registered under the :data:`NAMESPACE` entry point
-namespace; everything about it lives in its own module or package.
-:func:`murano_cidr.engine.allocator.driver_class` loads the configured one;
-:func:`murano_cidr.operator.drivers.commands.driver_classes` every installed
-one, for the commands.
-"""
+"""The allocator drivers: classes registered under :data:`NAMESPACE`."""
 
 #: The entry point namespace drivers register under.
 NAMESPACE = "murano_cidr.allocators"

@@ -21,24 +21,15 @@ import contextlib
 import datetime
 import importlib
 
-from oslo_log import log as logging
-
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr.engine.drivers import capabilities as caps
 from murano_cidr.engine import pool as pool_mod
 from murano_cidr import exceptions
 from murano_cidr import opts
 
-LOG = logging.getLogger(__name__)
-
 
 class AllocatorDriver(metaclass=abc.ABCMeta):
-    """Base class of allocator drivers.
-
-    Built with the configuration it reads: it registers its options there
-    and validates them at once, so a bad pool fails at start-up. The
-    class-level attributes and class methods are what commands ask of a
-    driver without building it.
+    """Base class of allocator drivers; class methods serve unbuilt ones.
 
     :param conf: an :class:`oslo_config.cfg.ConfigOpts`.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
@@ -63,20 +54,12 @@ class AllocatorDriver(metaclass=abc.ABCMeta):
 
     @classmethod
     def list_opts(cls):
-        """Return the driver's own options, for the sample configuration.
-
-        :returns: ``(group, [options])`` pairs, as oslo-config-generator
-            takes them, without the ``[cidr_allocator]`` options every
-            driver reads.
-        """
+        """Return the driver's own ``(group, [options])`` pairs."""
         return []
 
     @classmethod
     def register_opts(cls, conf):
-        """Register murano-cidr's options and the driver's own on ``conf``.
-
-        Safe to call more than once on the same configuration object.
-        """
+        """Register murano-cidr's and the driver's options; idempotent."""
         opts.register_common_opts(conf)
         opts.register_listed(conf, cls.list_opts())
 
@@ -119,16 +102,14 @@ class AllocatorDriver(metaclass=abc.ABCMeta):
 
     def exhausted(self, pool, scope, free_map, allocated_map=None,
                   held_back=""):
-        """Build the exhaustion error for a pool with nothing free.
+        """Build the error of a pool with nothing free for ``scope``.
 
-        :param pool: the :class:`~murano_cidr.engine.pool.Pool`.
-        :param scope: the scope asked for.
         :param free_map: the :class:`~murano_cidr.engine.freemap.FreeMap` of
             everything that blocks a candidate.
-        :param allocated_map: a :class:`~murano_cidr.engine.freemap.FreeMap` of
-            the driver's own live allocations alone, if it keeps any.
-        :param held_back: what the driver holds back and how to reclaim it,
-            appended to the message (``"; ..."``), if it can tell.
+        :param allocated_map: that of the driver's own live allocations, if
+            it keeps any.
+        :param held_back: ``"; ..."``: what the driver holds back and how to
+            reclaim it, if it can tell.
         :returns: a :class:`~murano_cidr.exceptions.PoolExhausted`.
         """
         allocated = allocated_map.blocked if allocated_map else 0
@@ -140,50 +121,31 @@ class AllocatorDriver(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
-        """Allocate a CIDR for ``owner``.
+        """Allocate a CIDR for ``owner``; the owner's own again if it has one.
 
-        The CIDR comes from the pool of ``ip_version`` and overlaps nothing
-        in ``taken`` and, for drivers that keep state, no live allocation of
-        the same ``scope``. Drivers that keep state return the CIDR the
-        owner already holds, if any.
-
-        :param owner: who the CIDR is for: a non-empty string (Murano's
-            ``net_id``).
-        :param scope: what must not overlap, normally the router id; None
-            for no scope.
-        :param taken: CIDRs in use, as an iterable of strings or
+        :param owner: a string or an integer (Murano's ``net_id``).
+        :param scope: what must not overlap (the router id), or None.
+        :param taken: CIDRs in use: an iterable of strings or
             :class:`netaddr.IPNetwork`, or a callable returning one, called
-            at the moment the driver decides, under its lock or row: only
-            a callable sees a subnet created since the caller listed the
-            router (doc/source/contributor/drivers.rst, "The contract").
+            when the driver decides.
         :param ip_version: 4 or 6.
-        :returns: the CIDR, as a string such as ``"10.0.3.0/24"``.
+        :returns: a CIDR of the pool that overlaps nothing in ``taken`` nor,
+            for a driver that keeps state, a live allocation of ``scope``.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner,
             scope, IP version or ``taken``.
-        :raises murano_cidr.exceptions.PoolExhausted: if no candidate is free.
-        :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
-            database or lock service cannot be reached; nothing is allocated.
+        :raises murano_cidr.exceptions.PoolExhausted: if nothing is free.
+        :raises murano_cidr.exceptions.BackendUnavailable: if the store
+            cannot be reached; nothing is allocated.
         """
 
     def confirm(self, owner):
-        """Say that the subnet of ``owner`` now exists.
+        """Say that the subnet of ``owner`` exists on its router.
 
-        A driver that holds a short-lived reservation may drop it; a driver
-        that keeps records marks the allocation confirmed; others do
-        nothing.
-
-        Call it only once the subnet exists on its router; from then on the
-        router is the record, so a caller never fails, rolls back or
-        releases because ``confirm`` raised (doc/source/contributor/
-        drivers.rst, "The contract", says the caller's duty in full).
-
-        :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.ReservationLost: if the reservation
-            expired (``lock``) or was reclaimed (``db``) before it was
-            confirmed.
-        :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
-            store cannot record it; the allocation stays unconfirmed.
+            expired or was reclaimed first.
+        :raises murano_cidr.exceptions.BackendUnavailable: if the store
+            cannot record it; the allocation stays unconfirmed.
         """
         allocation_mod.validate_owner(owner)
 
@@ -191,47 +153,34 @@ class AllocatorDriver(metaclass=abc.ABCMeta):
     def release(self, owner):
         """Free the CIDR of ``owner`` for reuse.
 
-        :param owner: the owner passed to :meth:`allocate`.
         :returns: True if something was released, False if the owner held
             nothing (not an error).
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
-        :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
-            store cannot be reached.
+        :raises murano_cidr.exceptions.BackendUnavailable: if the store
+            cannot be reached.
         """
 
     @abc.abstractmethod
     def get(self, owner):
-        """Return what ``owner`` holds.
+        """Return the :class:`~.allocation.Allocation` of ``owner``, or None.
 
-        :returns: an :class:`~murano_cidr.engine.allocation.Allocation`, or
-            None.
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
 
     @abc.abstractmethod
     def list(self, scope=None):
-        """Return the live allocations, of one scope or of all.
+        """Return the live allocations of a scope (None: all), sorted.
 
-        :param scope: a scope, or None for every allocation.
-        :returns: a list of :class:`~murano_cidr.engine.allocation.Allocation`,
-            sorted by scope and CIDR.
         :raises murano_cidr.exceptions.NotSupported: if the driver keeps no
             state.
         """
 
-    #: How long a released CIDR is held back at least (a
-    #: :class:`datetime.timedelta`): the driver's ``[cidr_allocator]
-    #: release_grace`` if it has :attr:`Capability.HOLDS_RELEASED`, which
-    #: ``reconcile`` waits for too; none otherwise.
+    #: How long a released CIDR is held back at least.
     release_grace = datetime.timedelta(0)
 
-    #: The module of what only the commands ask of the driver (its clock,
-    #: what it holds back, imports, usage, deleting a scope): the methods
-    #: below call its functions, which take the driver first. It is
-    #: imported when one is called, so an engine never loads it. A driver
-    #: with ways of its own names a module defining every function of
-    #: :mod:`murano_cidr.operator.drivers.records` (or overrides the methods).
+    #: The module of what only the commands ask of a driver, imported by
+    #: name when asked (drivers.rst, "The contract").
     records = "murano_cidr.operator.drivers.records"
 
     def _records(self):
@@ -271,19 +220,10 @@ class AllocatorDriver(metaclass=abc.ABCMeta):
 
     @contextlib.contextmanager
     def reserve(self, owner, scope=None, taken=(), ip_version=4):
-        """Allocate, let the caller create the subnet, then confirm.
+        """Allocate, let the body create the subnet, then confirm.
 
-        If the body raises, the allocation this ``reserve`` made is
-        released and the error re-raised::
-
-            with allocator.reserve(net_id, scope=router_id,
-                                   taken=read_router) as cidr:
-                create_subnet(cidr)
-
-        An allocation the owner held before (confirmed or not) is what
-        :meth:`allocate` returns again; it is left as it was when the body
-        fails, since its subnet may exist. (Owners are unique per network:
-        two callers reserving for one owner at once are not told apart.)
+        If the body raises, an allocation this call made is released (one
+        the owner held before is left), and the error re-raised.
 
         :returns: a context manager yielding the CIDR.
         :raises: whatever :meth:`allocate`, :meth:`confirm` or the body
@@ -302,21 +242,14 @@ class AllocatorDriver(metaclass=abc.ABCMeta):
             raise
         self.confirm(owner)
 
-    #: The option that gives the driver a store engines on several hosts
-    #: share, for the message when :attr:`single_host_store` is set.
+    #: The option to set for a store engines on several hosts share.
     shared_store_option = None
 
     @property
     def single_host_store(self):
-        """What keeps this driver's state, if it serves one host only.
+        """Describe the driver's store if it serves one host only, or None.
 
-        Engines on other hosts would not see it (an SQLite file, file
-        locks), so two hosts could hand out the same CIDR;
-        :attr:`shared_store_option` says what to set instead.
-
-        :returns: a description of the store, such as ``"the SQLite
-            database sqlite:///..."``, or None if nothing limits the driver
-            to one host.
+        E.g. ``"the SQLite database sqlite:///..."``.
         """
         return None
 

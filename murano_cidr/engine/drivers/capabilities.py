@@ -10,13 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What a driver can do, announced the way tooz drivers announce theirs.
+"""What a driver can do: :class:`Capability`, and the refusal when it cannot.
 
-A driver class lists its :class:`Capability` members in ``capabilities``.
-A caller that needs one asks for it when the driver is loaded
-(``allocator.get_allocator(conf, require=[...])``) and gets
-:class:`~murano_cidr.exceptions.CapabilityMissing` with the driver's own
-reason, before the driver is even built, instead of a surprise later.
+doc/source/contributor/drivers.rst ("Capabilities") says what each means.
 """
 
 import enum
@@ -27,33 +23,20 @@ from murano_cidr import exceptions
 class Capability(enum.Enum):
     """Something a driver may be able to do."""
 
-    #: It remembers what it allocated: :meth:`allocate` is idempotent per
-    #: owner, and ``get``, ``list`` and ``usage`` answer.
+    #: ``allocate`` is idempotent per owner; ``get``, ``list`` answer.
     KEEPS_STATE = "keeps_state"
-
-    #: Every process sees the same allocations, so a command line (list,
-    #: usage, import, prune) acts on what the engines hold.
+    #: Every process sees the same allocations.
     SHARES_STATE = "shares_state"
-
-    #: Nothing it hands out depends on the asking process staying alive, so
-    #: a short-lived process (a shell) may allocate and confirm for an
-    #: engine. True of drivers that hold nothing and of those whose records
-    #: outlive the process; false of in-process reservations.
+    #: What it hands out does not depend on the asking process living.
     OUTLIVES_PROCESS = "outlives_process"
-
-    #: :meth:`allocate` holds a reservation that ``confirm`` settles.
+    #: ``allocate`` holds a reservation that ``confirm`` settles.
     HOLDS_RESERVATIONS = "holds_reservations"
-
-    #: Two concurrent callers are never handed overlapping CIDRs of one
-    #: scope.
+    #: Concurrent callers never get overlapping CIDRs of one scope.
     PREVENTS_COLLISIONS = "prevents_collisions"
-
     #: ``import_allocations`` records CIDRs that already exist.
     IMPORTS = "imports"
-
-    #: A released CIDR stays out of the pool of its scope until its subnet
-    #: was seen off the router and a grace period passed
-    #: (``list_released``, ``free_released``).
+    #: A released CIDR stays out of its scope's pool until its subnet left
+    #: the router and a grace period passed.
     HOLDS_RELEASED = "holds_released"
 
 
@@ -76,8 +59,7 @@ def normalise(require):
 
 _CAP = Capability
 
-#: Why a driver lacks a capability, unless it says better itself
-#: (``AllocatorDriver.limitations``).
+#: Why a driver lacks a capability, unless its ``limitations`` say.
 DEFAULT_REASONS = {
     _CAP.KEEPS_STATE: "it keeps no state; the subnets Neutron reports are "
     "the only record of what is allocated",
@@ -92,8 +74,7 @@ DEFAULT_REASONS = {
     "subnets on the router (taken) keep it from being handed out again",
 }
 
-#: What a command needing a capability could not do, for the message when
-#: the command does not say.
+#: What a command needing a capability could not do, unless it says.
 DEFAULT_ACTIONS = {
     _CAP.KEEPS_STATE: "remember allocations",
     _CAP.SHARES_STATE: "share its allocations between processes",
@@ -106,15 +87,10 @@ DEFAULT_ACTIONS = {
 
 
 def capability_missing(cls, capability, action=None):
-    """Word the refusal of what needs a capability a driver lacks.
+    """Word the refusal of what needs a capability the driver class lacks.
 
-    :param cls: the driver class.
-    :param capability: the :class:`Capability` it lacks.
-    :param action: what was asked, e.g. ``"list allocations"``; the
-        capability's own description (:data:`DEFAULT_ACTIONS`) if None.
-    :returns: a :class:`~murano_cidr.exceptions.CapabilityMissing` giving
-        the driver's reason (its ``limitations``), or
-        :data:`DEFAULT_REASONS`'.
+    :param action: what was asked; :data:`DEFAULT_ACTIONS`' if None.
+    :returns: a :class:`~murano_cidr.exceptions.CapabilityMissing`.
     """
     return exceptions.CapabilityMissing(
         driver=cls.name, capability=capability.value,

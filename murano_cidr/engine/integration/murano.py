@@ -12,11 +12,8 @@
 
 """What Murano's ``NetworkExplorer`` runs instead of picking CIDRs itself.
 
-:class:`ExplorerMethods` are the methods the engine plugin sets on Murano's
-class; they call the process-wide :class:`NetworkCidrAllocator` with the
-engine's Neutron client. ``net_id`` (the owner) is MuranoPL's ``id($)``;
-the router id is the scope. doc/source/integration/murano.rst says what
-the engine passes and what happens when something fails.
+:class:`ExplorerMethods` call the process-wide :class:`NetworkCidrAllocator`
+(doc/source/integration/murano.rst, "What the adapter does").
 """
 
 import collections
@@ -37,12 +34,8 @@ LOG = logging.getLogger(__name__)
 class NetworkCidrAllocator(object):
     """The allocator as the Murano engine uses it.
 
-    Logs a warning when the driver's store serves one host only.
-
     :param conf: the configuration to read; the global one if None.
-    :param driver: an already built
-        :class:`~murano_cidr.engine.drivers.base.AllocatorDriver`, instead of
-        the one ``conf`` chooses.
+    :param driver: a driver built already, instead of ``conf``'s.
     :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
         is not installed.
     :raises murano_cidr.exceptions.InvalidConfig: if an option is invalid.
@@ -68,15 +61,11 @@ class NetworkCidrAllocator(object):
                         self.driver.shared_store_option)
 
     def get_available_cidr(self, client, router_id, net_id, ip_version=4):
-        """Allocate the CIDR of a new environment network.
-
-        The router's subnets are read with ``client`` when the driver
-        decides; the driver validates ``net_id`` and ``ip_version``.
+        """Allocate the CIDR of a new network; the router's subnets are taken.
 
         :param client: the engine's Neutron client.
         :param router_id: the scope, or None (no scope, nothing taken).
         :param net_id: the owner.
-        :param ip_version: 4 or 6.
         :returns: the CIDR, as a string such as ``"10.0.3.0/24"``.
         :raises murano_cidr.exceptions.PoolExhausted: if nothing is free.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad id or IP
@@ -99,10 +88,8 @@ class NetworkCidrAllocator(object):
     def confirm_cidr(self, net_id):
         """Say that the network's subnet exists; never raises.
 
-        A failure is logged and counted, never raised: the router is the
-        record once the subnet exists.
-
-        :returns: True if the driver confirmed it, False if it failed.
+        :returns: True if the driver confirmed it; False if it failed
+            (logged and counted: the router is the record).
         """
         try:
             self.driver.confirm(net_id)
@@ -122,12 +109,9 @@ class NetworkCidrAllocator(object):
     def release_cidr(self, net_id):
         """Free the network's CIDR once the network is deleted.
 
-        A failure is logged (naming what reclaims the allocation), counted
-        and raised.
-
         :returns: True if the driver held a CIDR for it, else False.
-        :raises murano_cidr.exceptions.BackendUnavailable: if the driver's
-            store cannot be reached.
+        :raises murano_cidr.exceptions.BackendUnavailable: if the store
+            cannot be reached (logged and counted first).
         """
         try:
             released = self.driver.release(net_id)
@@ -162,8 +146,7 @@ _inherited = []
 def shared_allocator(conf=None):
     """Return the process-wide allocator, built on first use.
 
-    :param conf: the configuration to build it from; the global one if
-        None. Ignored once it is built.
+    :param conf: the configuration to build it from (once); global if None.
     :returns: a :class:`NetworkCidrAllocator`.
     :raises murano_cidr.exceptions.DriverNotFound: if the configured driver
         is not installed.
@@ -178,11 +161,7 @@ def shared_allocator(conf=None):
 
 
 def reset_shared_allocator():
-    """Forget the process-wide allocator; close it if this process built it.
-
-    In a forked child the parent's allocator is kept, unclosed, in
-    :data:`_inherited`.
-    """
+    """Forget the process-wide allocator; close it if this process built it."""
     global _shared
     with _shared_guard:
         if _shared is not None and _shared_pid == os.getpid():
@@ -212,10 +191,7 @@ def get_available_cidr(client, router_id, net_id, ip_version=4):
 
 
 def confirm_cidr(net_id):
-    """:meth:`NetworkCidrAllocator.confirm_cidr`, process-wide; never raises.
-
-    :returns: True if the driver confirmed it, False otherwise.
-    """
+    """:meth:`NetworkCidrAllocator.confirm_cidr`, process-wide; no raise."""
     try:
         shared = shared_allocator()
     except Exception as e:
@@ -232,10 +208,9 @@ def release_cidr(net_id):
 
 
 class ExplorerMethods(object):
-    """The methods the engine plugin sets on Murano's ``NetworkExplorer``.
+    """What the plugin sets on Murano's ``NetworkExplorer``, as Murano's.
 
-    Same names and signatures as Murano's; ``self._client`` is the
-    explorer's Neutron client (the plugin checks it is a property).
+    ``self._client`` is the explorer's Neutron client property.
     """
 
     def get_available_cidr(self, router_id, net_id, ip_version=4):

@@ -31,14 +31,11 @@ IDS_PER_REQUEST = 100
 class RouterReader(object):
     """The CIDRs on one router, read again at every call.
 
-    Every call lists the router's ports; ``list_subnets`` is asked only for
-    subnets not seen before (a subnet's CIDR never changes). A subnet the
-    client cannot see is left out, as Murano did, and not asked for again.
+    Subnets already read, or that the client cannot see, are not asked for
+    again (murano.rst, "What the adapter does").
 
-    :param client: a python-neutronclient ``Client`` (or anything answering
-        ``list_ports`` and ``list_subnets`` with the same shapes).
-    :param router_id: the router's id; None or empty for no router (then
-        Neutron is never asked).
+    :param client: a python-neutronclient ``Client``.
+    :param router_id: the router's id; None or empty for none.
     """
 
     def __init__(self, client, router_id):
@@ -48,10 +45,8 @@ class RouterReader(object):
         self._unseen = set()
 
     def __call__(self):
-        """Read the router's CIDRs now.
+        """Return the CIDRs on the router now, by subnet id.
 
-        :returns: the CIDR strings of the subnets on the router, ordered by
-            subnet id; empty for no router.
         :raises murano_cidr.exceptions.BackendUnavailable: if a Neutron call
             raises or answers something that is not a listing.
         """

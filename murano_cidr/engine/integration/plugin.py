@@ -12,16 +12,10 @@
 
 """The Murano engine plugin: the engine's CIDR pick, with no edit to Murano.
 
-Murano's package-type loader (``io.murano.plugins.packages``, format name
-:data:`FORMAT`) calls :meth:`EnginePlugin.init_plugin` once per engine
-process. :func:`install` sets the
-:class:`~murano_cidr.engine.integration.murano.ExplorerMethods` on
-Murano's ``NetworkExplorer`` only if ``[cidr_allocator] driver`` is set
-explicitly, ``[murano] enabled_plugins`` is unset or names murano-cidr and
-the class is one of :data:`KNOWN_EXPLORERS`; otherwise it changes nothing.
-Either way it logs one line saying which and why.
-doc/source/integration/murano.rst ("The engine plugin") says why this
-loader, and what ``enabled_plugins`` and ``murano-manage`` do to it.
+:func:`install` sets the
+:class:`~murano_cidr.engine.integration.murano.ExplorerMethods` on one of
+the :data:`KNOWN_EXPLORERS`, or changes nothing, and logs which and why
+(doc/source/integration/murano.rst, "The engine plugin").
 """
 
 import inspect
@@ -41,16 +35,13 @@ LOG = logging.getLogger(__name__)
 #: The distribution name ``[murano] enabled_plugins`` lists.
 PROJECT = "murano-cidr"
 
-#: The entry point's name in ``io.murano.plugins.packages``: a package
-#: format name, which is how that loader names its plugins.
+#: The entry point's name in ``io.murano.plugins.packages``.
 FORMAT = "murano-cidr-engine-plugin/1.0"
 
 #: Where Murano's ``NetworkExplorer`` is.
 EXPLORER_MODULE = "murano.engine.system.net_explorer"
 
-#: The ``NetworkExplorer`` families the plugin changes: each method's
-#: signature, exactly as the branches have it (train to 2023.2 share one
-#: ``net_explorer.py``). ``_client`` must be a property there.
+#: The ``NetworkExplorer`` families the plugin changes, by signature.
 KNOWN_EXPLORERS = {
     "train-2023.2": {
         "__init__": "(self, this, region_name=None)",
@@ -62,8 +53,7 @@ KNOWN_EXPLORERS = {
     },
 }
 
-#: What the plugin adds; an explorer that has them already was patched by
-#: hand, and is left as it is.
+#: What the plugin adds; an explorer with them was patched by hand.
 ADDED = ("confirm_cidr", "release_cidr")
 
 #: What :func:`install` can conclude.
@@ -106,12 +96,9 @@ class EnginePlugin(object):
 
 
 def install(conf=None):
-    """Route the engine's CIDR pick through murano-cidr, if configured.
+    """Route the engine's CIDR pick through murano-cidr, once per process.
 
-    Once per process: later calls return the first outcome and log nothing.
-
-    :param conf: the engine's configuration; the global
-        :data:`oslo_config.cfg.CONF` if None.
+    :param conf: the engine's configuration; the global one if None.
     :returns: :data:`INSTALLED`, :data:`UNCONFIGURED`, :data:`DISABLED`,
         :data:`NO_ENGINE` or :data:`UNKNOWN_EXPLORER`.
     """
@@ -123,10 +110,7 @@ def install(conf=None):
 
 
 def reset():
-    """Forget the outcome, so :func:`install` decides again (tests).
-
-    A class already changed stays changed.
-    """
+    """Forget the outcome, so :func:`install` decides again (tests)."""
     global _outcome
     with _guard:
         _outcome = None
