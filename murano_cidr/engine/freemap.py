@@ -27,6 +27,8 @@ class FreeMap(object):
 
     :param size: the number of candidates in the pool.
     :param ranges: inclusive ``(lo, hi)`` index ranges of blocked candidates.
+    :ivar blocked: the number of blocked candidates.
+    :ivar free: the number of free candidates.
     """
 
     def __init__(self, size, ranges):
@@ -46,11 +48,7 @@ class FreeMap(object):
             self._blocked_before.append(blocked)
             blocked += hi - lo + 1
         self.blocked = blocked
-
-    @property
-    def free(self):
-        """The number of free candidates."""
-        return self.size - self.blocked
+        self.free = size - blocked
 
     def blocked_ranges(self):
         """Return the blocked index ranges, merged and sorted.
