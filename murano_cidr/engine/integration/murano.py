@@ -74,11 +74,10 @@ class NetworkCidrAllocator(object):
             database or the lock service fails; nothing is allocated.
         """
         scope = router_id or None
-        taken = neutron.RouterReader(client, scope)
-        if scope is not None and self._read_first:
-            # NOTE: read before the driver's lock, so that under it only
-            # the router's ports are listed again.
-            taken()
+        # NOTE: read before the driver's lock, so that under it only the
+        # router's ports are listed again.
+        taken = neutron.RouterReader(client, scope,
+                                     read_now=self._read_first)
         cidr = self.driver.allocate(net_id, scope=scope, taken=taken,
                                     ip_version=ip_version)
         LOG.info("Allocated %s to network %s on router %s", cidr, net_id,

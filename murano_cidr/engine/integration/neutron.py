@@ -36,13 +36,18 @@ class RouterReader(object):
 
     :param client: a python-neutronclient ``Client``.
     :param router_id: the router's id; None or empty for none.
+    :param read_now: read the router once now, as a call would.
+    :raises murano_cidr.exceptions.BackendUnavailable: if ``read_now``
+        and Neutron fails.
     """
 
-    def __init__(self, client, router_id):
+    def __init__(self, client, router_id, read_now=False):
         self.client = client
         self.router_id = router_id
         self._cidrs = {}
         self._unseen = set()
+        if read_now:
+            self()
 
     def __call__(self):
         """Return the CIDRs on the router now, by subnet id.

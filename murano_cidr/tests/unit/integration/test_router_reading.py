@@ -45,6 +45,24 @@ class TestRouterReader(base.TestCase):
         self.assertEqual([("list_ports", {"device_id": ROUTER}),
                           ("list_subnets", {"id": ["b"]})], client.calls)
 
+    def test_read_now_reads_at_once_and_a_call_lists_only_the_ports(self):
+        client = fakes.FakeNeutron(
+            ports=[fakes.port(ROUTER, "a")],
+            subnets=[fakes.subnet("a", "10.0.1.0/24")])
+        read = neutron.RouterReader(client, ROUTER, read_now=True)
+        self.assertEqual([("list_ports", {"device_id": ROUTER}),
+                          ("list_subnets", {"id": ["a"]})], client.calls)
+        del client.calls[:]
+        self.assertEqual(["10.0.1.0/24"], read())
+        self.assertEqual([("list_ports", {"device_id": ROUTER})],
+                         client.calls)
+
+    def test_read_now_without_a_router_asks_nothing(self):
+        client = fakes.FakeNeutron(ports=[fakes.port(ROUTER, "a")])
+        self.assertEqual([], neutron.RouterReader(client, None,
+                                                  read_now=True)())
+        self.assertEqual([], client.calls)
+
     def test_a_subnet_unplugged_is_not_taken_any_more(self):
         client = fakes.FakeNeutron(
             ports=[fakes.port(ROUTER, "a"), fakes.port(ROUTER, "b")],
