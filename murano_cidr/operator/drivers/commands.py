@@ -13,7 +13,7 @@
 """A driver's side of the commands: what an operator's tools ask of it.
 
 Commands never name a driver. Besides its class (what it can do, its
-options: :class:`~murano_cidr.engine.drivers.hooks.DriverHooks`), a driver's
+options: :class:`~murano_cidr.engine.drivers.base.AllocatorDriver`), a driver's
 package may register, under :data:`NAMESPACE` and the driver's name, a
 :class:`DriverCommands` subclass: prepare your store (:meth:`prepare`),
 check that you are ready (:meth:`upgrade_checks`), the defaults a console

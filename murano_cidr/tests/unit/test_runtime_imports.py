@@ -41,9 +41,9 @@ E = "murano_cidr.engine."
 CORE = frozenset({
     "murano_cidr", "murano_cidr._i18n", "murano_cidr.exceptions",
     "murano_cidr.opts", "murano_cidr.engine"} | {E + name for name in (
-        "allocation", "allocator", "freemap", "pool", "special_ranges",
-        "taken", "drivers", "drivers.base", "drivers.capabilities",
-        "drivers.hooks", "integration", "integration.murano",
+        "allocation", "allocator", "freemap", "pool", "pool_cidrs",
+        "special_ranges", "taken", "drivers", "drivers.base",
+        "drivers.capabilities", "integration", "integration.murano",
         "integration.neutron", "integration.plugin")})
 
 #: Each driver's runtime modules, besides :data:`CORE` (``lock`` on file
