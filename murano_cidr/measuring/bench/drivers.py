@@ -19,7 +19,9 @@ confirm. Latency is the time of ``allocate`` plus ``confirm``; throughput
 is all allocations over the wall time of the whole run, plugging included.
 Collisions are counted after the run, over every CIDR handed out.
 
-The cost as the pool fills is :mod:`murano_cidr.measuring.bench.fillcost`'s.
+The cost as the pool fills is :mod:`murano_cidr.measuring.bench.fillcost`'s;
+the ``db`` driver beside Neutron's allocator
+:mod:`murano_cidr.measuring.bench.neutron_compare`'s.
 """
 
 import contextlib
@@ -69,6 +71,8 @@ class DriverResult(object):
     baseline_what: typing.Optional[str] = None
     baseline: typing.Optional[float] = None
     fill_cost: typing.List[typing.Dict[str, typing.Any]] = (
+        dataclasses.field(default_factory=list))
+    neutron: typing.List[typing.Dict[str, typing.Any]] = (
         dataclasses.field(default_factory=list))
 
     @property

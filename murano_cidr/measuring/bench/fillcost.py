@@ -121,8 +121,13 @@ def _counting_rows():
         db_statements.read_window, db_statements.get = real_window, real_get
 
 
-def _free(driver, scope, owners):
-    """Release ``owners`` and free what the driver holds back of them."""
+def free_owners(driver, scope, owners):
+    """Release ``owners`` and free what the driver holds back of them.
+
+    :param driver: the allocator.
+    :param scope: the scope they were allocated in.
+    :param owners: the owners to release.
+    """
     for owner in owners:
         driver.release(owner)
     if driver.has(Capability.HOLDS_RELEASED):
@@ -162,7 +167,7 @@ def _sample(driver, scope, taken, samples, counted, baseline,
                     statements.append(len([s for s in counter.statements
                                            if s != "BEGIN"]))
             driver.confirm(owner)
-            _free(driver, scope, owners)
+            free_owners(driver, scope, owners)
     return times, rows, statements, floor[1:]
 
 

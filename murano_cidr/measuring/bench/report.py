@@ -28,6 +28,10 @@ DRIVER_METRICS = ("throughput", "p50", "p99", "collisions", "errors",
 FILL_METRICS = ("p50", "p90", "p99", "rows", "statements", "baseline",
                 "baseline_p90")
 
+#: The figures of each fill level beside Neutron the CSV output holds.
+NEUTRON_METRICS = ("samples", "ours_p50", "ours_p90", "neutron_p50",
+                   "neutron_p90", "speedup")
+
 
 def _ms(seconds):
     if seconds is None:
@@ -63,12 +67,25 @@ def _cost_rows(costs):
     return _align(rows)
 
 
+def _neutron_rows(drivers):
+    rows = [("BACKEND", "LIVE", "SAMPLES", "OURS P50", "OURS P90",
+             "NEUTRON P50", "NEUTRON P90", "NEUTRON/OURS")]
+    for d in drivers:
+        for c in d.get("neutron", ()):
+            rows.append((d["backend"], "{:,}".format(c["rows"]),
+                         str(c["samples"]), _ms(c["ours_p50"]),
+                         _ms(c["ours_p90"]), _ms(c["neutron_p50"]),
+                         _ms(c["neutron_p90"]), "%.1fx" % c["speedup"]))
+    return _align(rows) if len(rows) > 1 else []
+
+
 def table(doc):
     """Return the results of :func:`~murano_cidr.measuring.bench.runner.run`.
 
     :param doc: the dictionary returned by the runner.
     :returns: aligned tables: the main row (engines taking turns on one
-        router), drivers, one engine alone, pool math, targets.
+        router), drivers, one engine alone, beside Neutron's allocator,
+        pool math, targets.
     """
     out = []
     settings = doc["settings"]
@@ -116,6 +133,12 @@ def table(doc):
         out.append("One engine alone, as the pool fills (ms; db: rows, "
                    "statements and the INSERT baseline as above)")
         out += _cost_rows(alone)
+    beside = _neutron_rows(measured)
+    if beside:
+        out.append("")
+        out.append("Beside Neutron's allocator (a model of its algorithm), "
+                   "taking turns on one database, pool of 65,536 /24s; ms")
+        out += beside
     if doc["pool_math"]:
         out.append("")
         out.append("Pool math (median of %d, ms)" % settings["repeat"])
@@ -142,7 +165,8 @@ def rows(doc):
     :param doc: the dictionary returned by the runner.
     :returns: dictionaries of :data:`CSV_FIELDS`: per measured backend its
         figures (seconds for times) and its fill costs, the pool-math
-        timings and each target's ratio; skipped backends say why.
+        timings, the figures beside Neutron's allocator and each target's
+        ratio; skipped backends say why.
     """
     out = []
     for d in doc["drivers"]:
@@ -154,6 +178,9 @@ def rows(doc):
                  "%s %s %s %s" % (c.get("engines", "alone"), c["layout"],
                                   c["fill"], metric), c.get(metric))
                 for c in d["fill_cost"] for metric in FILL_METRICS]
+        out += [("neutron", d["backend"], "%d %s" % (c["rows"], metric),
+                 c[metric])
+                for c in d.get("neutron", ()) for metric in NEUTRON_METRICS]
     out += [("pool_math", m["name"], "seconds", m["seconds"])
             for m in doc["pool_math"]]
     out += [("target", t["name"], "ratio", t["ratio"])

@@ -28,6 +28,7 @@ from murano_cidr import exceptions
 from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import drivers
 from murano_cidr.measuring.bench import fillcost
+from murano_cidr.measuring.bench import neutron_compare
 from murano_cidr.measuring.bench import poolmath
 from murano_cidr.measuring import cleanup
 from murano_cidr.operator import confutils
@@ -45,6 +46,8 @@ class Settings(object):
     :ivar samples: allocations timed per fill level, and baseline
         operations timed.
     :ivar pool_math: run the pool-math benchmarks and targets.
+    :ivar neutron: time the ``db`` driver beside a model of Neutron's
+        allocator on each database (:mod:`.neutron_compare`).
     :ivar repeat: timings per pool-math measurement.
     :ivar mysql_url: the database of ``db-mysql``.
     :ivar postgresql_url: the database of ``db-postgresql``.
@@ -58,6 +61,7 @@ class Settings(object):
     allocations: int = 100
     samples: int = 50
     pool_math: bool = True
+    neutron: bool = True
     repeat: int = 3
     mysql_url: str = backends_mod.DEFAULT_MYSQL_URL
     postgresql_url: str = backends_mod.DEFAULT_POSTGRESQL_URL
@@ -136,6 +140,10 @@ def _measure(backend, settings, workdir, databases):
         result.fill_cost = [
             dataclasses.asdict(cost) for cost in
             fillcost.measure(groups, settings.samples, operation)]
+    if backend.kind == backends_mod.SQL and settings.neutron:
+        result.neutron = [
+            cost.to_dict() for cost in neutron_compare.measure(
+                groups, backend.url, settings.samples)]
     return result
 
 
@@ -168,6 +176,7 @@ def run(settings, progress=None):
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     targets = [t for r in results for t in fillcost.db_targets(r)]
+    targets += [t for r in results for t in neutron_compare.targets(r)]
     measures = []
     if settings.pool_math:
         measures, pool_targets = poolmath.run(repeat=settings.repeat,
