@@ -116,18 +116,20 @@ def _turns(driver, neighbour, neutron, scope, prefixlen, samples):
     return ours, theirs
 
 
-def measure(groups, url, samples, sizes=SIZES):
+def measure(groups, url, samples, sizes=None):
     """Time both allocators at each fill level, taking turns.
 
     :param groups: the ``db`` driver's configuration, ``{group: {option:
         value}}``; its pool options are replaced by :data:`POOL`.
     :param url: the driver's database, where the model's tables go too.
     :param samples: the run's ``--samples`` (see :func:`samples_at`).
-    :param sizes: the numbers of live allocations, increasing.
+    :param sizes: the numbers of live allocations, increasing;
+        :data:`SIZES` if None.
     :returns: a list of :class:`NeutronCost`, one per size.
     :raises murano_cidr.exceptions.BackendUnavailable: if the other
         engine fails.
     """
+    sizes = sizes or SIZES
     groups = {group: dict(values) for group, values in groups.items()}
     groups[opts.GROUP].update(POOL)
     costs = []

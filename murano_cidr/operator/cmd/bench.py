@@ -62,6 +62,10 @@ def register(subparsers):
                        help="Skip the pool-math benchmarks and targets.")
     which.add_argument("--pool-math-only", action="store_true",
                        help="Only the pool-math benchmarks and targets.")
+    parser.add_argument("--no-neutron", action="store_true",
+                        help="Skip the db driver's turns beside a model of "
+                        "Neutron's allocator (256 and 10,000 live "
+                        "allocations, on each database).")
     tool_options.add_service_arguments(
         parser, "bench", repeat=True,
         db_help="A database to measure the db driver on, in place of the "
@@ -130,6 +134,7 @@ def do_bench(conf):
         backends=[] if args.pool_math_only else args.backends,
         workers=args.workers, allocations=args.allocations,
         samples=args.samples, pool_math=not args.no_pool_math,
+        neutron=not args.no_neutron,
         repeat=args.repeat, mysql_url=mysql_url,
         postgresql_url=postgresql_url, redis_url=redis_url,
         sqlite_url=sqlite_url)

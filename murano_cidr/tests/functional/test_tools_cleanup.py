@@ -107,6 +107,9 @@ class Mixin(object):
         self.useFixture(fixtures.MonkeyPatch(
             "murano_cidr.measuring.bench.drivers.POOL",
             dict(bench_drivers.POOL, max_environments=64)))
+        # And few rows beside Neutron's allocator: its tables go too.
+        self.useFixture(fixtures.MonkeyPatch(
+            "murano_cidr.measuring.bench.neutron_compare.SIZES", (4, 16)))
         out = self.run_cli("bench", "--backends", "db-" + self.backend,
                            "--db-connection", self.db.url, "--workers", "2",
                            "--allocations", "3", "--samples", "1",
