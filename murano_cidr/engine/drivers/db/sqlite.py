@@ -10,49 +10,43 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The SQLite writers of one process: one at a time, on a kept connection.
+"""The SQLite dialect of the ``db`` driver (a ``db_dialects`` plugin).
 
-SQLite makes a second writer wait in its C library (busy timeout, 5 s)
-without releasing the interpreter: in an eventlet engine that blocks every
-green thread, the writer it waits for included. So a write transaction
-first takes this process's turn on the file: a ``threading`` semaphore
-(green once eventlet patched the process: looked up per transaction) of
-this module's own :class:`oslo_concurrency.lockutils.Semaphores`, waited
-for at most ``call_timeout``. Other processes' writers are left to SQLite's
-busy timeout. (``eventlet.tpool`` would not do: ``taken`` is a green read.)
-
-The turn's holder writes on the connection its :class:`Writer` keeps:
-oslo.db gives an SQLite file no pool, and a connection per transaction
-also opens the file, reads its schema and pays 1 to 4 more fsyncs (the
-directory for its new WAL handle; as the last one to close, a checkpoint).
-
-A fork waits for this process's writers to finish. The child gets turns
-and connections of its own: an inherited turn could be held by a thread
-it does not have, and an SQLite connection does not cross a fork.
-
-The file's WAL mode (:func:`wal`), the directory of the default file
-(:func:`create_directory`) and the check that ``db sync`` made the file
-(:func:`missing_file`) are here too: this module is loaded for an SQLite
-database only (and to name the file of a failed call).
+Its writers of one process take turns on one kept connection
+(:class:`Writer`), the file is in WAL mode, ``db sync`` makes the file,
+and a file system that is read-only or full is named as the cause of an
+error (:meth:`SQLite.diagnose`). Why: ``doc/source/reference/db-driver.rst``.
 """
 
 import contextlib
 import os
+import sqlite3
+import sys
+import time
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from murano_cidr.engine.drivers.db import compat
 from murano_cidr.engine.drivers.db import connection
+from murano_cidr.engine.drivers.db import errors
 from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr import exceptions
+from murano_cidr import messages
 
 LOG = logging.getLogger(__name__)
 
 #: How often a call retries an SQLite file another process writes: more
 #: than any call_timeout lets it, so the call's deadline ends the wait.
 BUSY_RETRIES = 10 ** 6
+
+#: SQLite's primary result codes of a file it cannot open, read or write:
+#: SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN.
+FILE_ERRORS = frozenset({8, 10, 13, 14})
+#: Less free space than this (bytes) counts as a full file system.
+LOW_SPACE = 256 * 1024
 
 #: The prefix of the in-process lock that lets one SQLite writer at a time
 #: in; the database's URL follows it.
@@ -97,7 +91,7 @@ os.register_at_fork(before=_before_fork,
 class Writer(object):
     """The write transactions of one SQLite database in this process.
 
-    A transaction that fails closes the kept connection.
+    One at a time, on a kept connection (closed when a transaction fails).
 
     :param url: the database's URL, which names the turn.
     :param safe_url: the URL without its password, for messages.
@@ -140,7 +134,7 @@ class Writer(object):
         finally:
             turn.release()
         # The kept connection is never checked in, where the others yield.
-        connection.yield_if_green()
+        _yield_if_green()
 
     def close(self):
         """Close the kept connection once no transaction runs on it.
@@ -241,3 +235,124 @@ def wal(engine):
             cursor.close()
 
     sa.event.listen(engine, "connect", on_connect)
+
+
+def _yield_if_green():
+    # NOTE: as connection.yield_if_green, here to keep every pick's path
+    # inside this module.
+    eventlet = sys.modules.get("eventlet")
+    if eventlet is not None and eventlet.patcher.is_monkey_patched("thread"):
+        time.sleep(0)
+
+
+def sqlite_error(error):
+    """Return the :class:`sqlite3.Error` inside an error, or None."""
+    for failure in errors.chain(error):
+        if isinstance(failure, sqlite3.Error):
+            return failure
+    return None
+
+
+def file_fault(url, safe_url, error):
+    """Name the file system's fault behind an SQLite error, if it is one.
+
+    :returns: a :class:`~murano_cidr.exceptions.DatabaseReadOnly` or
+        :class:`~murano_cidr.exceptions.DatabaseFull`, or None.
+    """
+    path = sqlite_file(url)
+    failure = sqlite_error(error)
+    if path is None or failure is None:
+        return None
+    code = getattr(failure, "sqlite_errorcode", None)
+    if code is not None and code & 0xff not in FILE_ERRORS:
+        return None
+    directory = os.path.dirname(os.path.abspath(path))
+    reason = messages.one_line(failure)
+    try:
+        stat = os.statvfs(directory)
+    except OSError:
+        return None
+    if stat.f_flag & os.ST_RDONLY:
+        return exceptions.DatabaseReadOnly(
+            url=safe_url, path=directory, reason=reason,
+            cause="%s is on a file system mounted read-only" % directory)
+    free = stat.f_bavail * stat.f_frsize
+    if free < LOW_SPACE:
+        return exceptions.DatabaseFull(url=safe_url, path=directory,
+                                       free=free, reason=reason)
+    for target in (directory, path):
+        if os.path.exists(target) and not os.access(target, os.W_OK):
+            return exceptions.DatabaseReadOnly(
+                url=safe_url, path=target, reason=reason,
+                cause="%s is not writable by this user" % target)
+    return None
+
+
+def missing_sqlite_file(safe_url, path, creatable):
+    """Return the error of an SQLite file :func:`os.path.exists` misses.
+
+    :param creatable: whether ``db sync`` creates its directory.
+    :returns: a :class:`~murano_cidr.exceptions.DatabasePermissionDenied`
+        if a directory above it may not be entered, an
+        :class:`~murano_cidr.exceptions.InvalidConfig` if its directory
+        does not exist and ``db sync`` would not create it, or None.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    parent = directory
+    while not os.path.isdir(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.R_OK | os.X_OK):
+        return exceptions.DatabasePermissionDenied(url=safe_url, path=parent)
+    if parent != directory and not creatable:
+        return errors.invalid_url(safe_url, "the directory %s does not exist"
+                                  % directory)
+    return None
+
+
+class SQLite(connection.Dialect):
+    """SQLite: one host's file, its writers taking turns."""
+
+    busy_retries = BUSY_RETRIES
+    local_file = True
+
+    def connect_url(self, url, given, group):
+        """The URL with ``connection_parameters`` and any-thread use."""
+        # NOTE: ":memory:" named: 1.3 parses "sqlite://?q=1" as a host.
+        query = {**url.query, **given, "check_same_thread": "false"}
+        return compat.url_string(url, query=query,
+                                 database=url.database or ":memory:"), None
+
+    def engine_created(self, engine, seconds):
+        """Put the file in WAL mode (:func:`wal`)."""
+        wal(engine)
+
+    def writer(self, url, safe_url, call_timeout):
+        """Return this process's :class:`Writer` of the file."""
+        return Writer(url, safe_url, call_timeout)
+
+    def prepare(self, directory):
+        """Create the default file's directory (:func:`create_directory`)."""
+        create_directory(directory)
+
+    def missing(self, url, safe_url, creatable):
+        """The error of a file ``db sync`` has not made, or None."""
+        path = missing_file(url)
+        if path is None:
+            return None
+        return missing_sqlite_file(safe_url, path, creatable) or (
+            exceptions.DatabaseNotSynced(
+                url=safe_url, reason="the SQLite file %s does not exist yet"
+                % path))
+
+    def busy(self, error):
+        """SQLite's "database is locked": tried again until the deadline."""
+        return (isinstance(error, sa_exc.OperationalError)
+                and "database is locked" in str(error))
+
+    def diagnose(self, url, safe_url, error, creatable):
+        """Name a read-only or full file system, or a missing directory."""
+        fault = file_fault(url, safe_url, error)
+        path = sqlite_file(url)
+        if fault is None and path is not None and not os.path.exists(path):
+            fault = missing_sqlite_file(safe_url, path, creatable)
+        return fault
