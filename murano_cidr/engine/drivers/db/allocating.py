@@ -110,7 +110,6 @@ def _search(conn, hints, owner, scope, pool, taken_set, taken_map, ages):
             continue
         cidr = _insert(conn, owner, scope, pool, index)             # 4.
         if cidr is not None:
-            hint.block(index)
             return cidr
         lo, hi = window(pool, index)                                # 5.
         rows, held = read_window(

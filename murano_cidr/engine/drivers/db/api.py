@@ -50,19 +50,11 @@ class _Context(object):
 
 
 class Database(object):
-    """The allocation database of one configuration.
+    """The allocation database of one configuration (connects on first use).
 
-    Nothing connects until the first operation, so building one never
-    waits for a server.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the ``db``
-        driver's options registered.
-    :param schema_check: a callable ``schema_check(connection, url)`` run
-        once, before the first transaction, that raises
-        :class:`~murano_cidr.exceptions.DatabaseNotSynced` if the schema
-        does not fit this code (the driver passes
-        :func:`murano_cidr.engine.drivers.db.driver.check_schema`); None for no
-        check (migrations themselves).
+    :param conf: a configuration with the ``db`` driver's options.
+    :param schema_check: ``schema_check(connection, url)``, run once before
+        the first transaction (:func:`.driver.check_schema`); None for none.
     :raises murano_cidr.exceptions.InvalidConfig: for a connection URL that
         cannot be parsed or names an unknown database.
     """
@@ -114,13 +106,9 @@ class Database(object):
     def _retry(self, func, deadline):
         """Run ``func(connected)`` with the retries of one call.
 
-        ``func`` calls ``connected(True)`` once it holds a connection.
-
-        A lost race, a deadlock or a connection lost after it was made is
-        retried, at most ``db_max_retries`` times and never after
-        ``deadline`` (a :func:`time.monotonic` time), a locked SQLite file
-        until then (none if ``db_max_retries`` is 0); a connection that
-        cannot be made ends the call (see :meth:`wait_for_connection`).
+        ``func`` calls ``connected(True)`` once it holds a connection; what
+        is retried is :func:`.errors.retriable`'s, a busy SQLite file until
+        ``deadline`` (none if ``db_max_retries`` is 0).
         """
         connected = []
 
@@ -144,15 +132,12 @@ class Database(object):
         return policy(max_retries=self.max_retries,
                       exception_checker=retriable)(attempt)()
 
-    # -- engine and errors -------------------------------------------------
-
     @property
     def engine(self):
         """The SQLAlchemy engine (created on first use).
 
-        :raises murano_cidr.exceptions.InvalidConfig: if the database's
-            Python driver is not installed, or the directory of the
-            embedded SQLite file cannot be created.
+        :raises murano_cidr.exceptions.InvalidConfig: if the Python driver
+            is missing, or the default file's directory cannot be made.
         """
         if self._directory is not None:  # the default SQLite file's
             self.dialect.prepare(self._directory)
@@ -182,13 +167,8 @@ class Database(object):
     def wait_for_connection(self, deadline=None):
         """Make the process's first connection, waiting for the database.
 
-        Tried at most ``[cidr_allocator_database] max_retries`` times
-        (once for 0), ``retry_interval`` seconds apart, each failure
-        logged; no attempt starts after ``deadline``, so the first call of
-        a process ends within the bound of any other (the console scripts
-        default to fewer attempts, see
-        :meth:`murano_cidr.operator.drivers.db.commands.DbCommands.command_defaults`).
-        Returns at once after a connection succeeded.
+        At most ``max_retries`` attempts (once for 0), ``retry_interval``
+        seconds apart, none after ``deadline``; at once once connected.
 
         :param deadline: a :func:`time.monotonic` time; None for
             ``call_timeout`` from now.
@@ -220,8 +200,6 @@ class Database(object):
                 raise errors.not_connected(self, e, len(failures))
         self._connected = True
 
-    # -- schema --------------------------------------------------------------
-
     def ensure_synced(self, deadline=None):
         """Run the schema check once (see the constructor).
 
@@ -248,24 +226,15 @@ class Database(object):
                     connected(True)
                     self._schema_check(connection, self.safe_url)
 
-            # A server that is restarting or failing over gets the same
-            # retries as any other operation.
             with self.translate_errors():
                 self._retry(attempt, deadline)
             self._synced = True
 
-    # -- transactions ------------------------------------------------------
-
     def write(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a write transaction.
 
-        The whole transaction is retried after a lost race (a duplicate
-        key, a locked SQLite file), a deadlock or a dropped connection, at
-        most ``[cidr_allocator_database] db_max_retries`` times, with a
-        growing, randomised pause.
-
-        On SQLite, the write transactions of one process take turns, on
-        one connection kept open (:class:`.sqlite.Writer`).
+        Retried whole after a lost race, a deadlock, a busy SQLite file or
+        a dropped connection, at most ``db_max_retries`` times.
 
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries
@@ -283,8 +252,6 @@ class Database(object):
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
-
-        Retried after a dropped connection, like :meth:`write`.
 
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries

@@ -44,10 +44,7 @@ INTEGERS = frozenset(("connect_timeout", "read_timeout", "write_timeout",
 
 
 def connection_url(conf):
-    """Return the configured database URL, or the embedded SQLite file's.
-
-    :param conf: a configuration with the ``db`` driver's options.
-    """
+    """Return the configured database URL, or the embedded SQLite file's."""
     url = conf[db_options.GROUP].connection
     if url:
         return url
@@ -55,10 +52,7 @@ def connection_url(conf):
 
 
 def dialect(url):
-    """Return the :class:`Dialect` of a parsed URL's backend.
-
-    A backend without a plugin gets the base class: no defaults.
-    """
+    """Return the :class:`Dialect` of a parsed URL's backend (or the base)."""
     try:
         return stevedore_driver.DriverManager(
             DIALECTS, url.get_backend_name()).driver()
@@ -71,8 +65,7 @@ class Dialect(object):
 
     #: Retries of an attempt :meth:`busy` names, within the deadline.
     busy_retries = 0
-    #: Whether the database is a local file, whose file system names its
-    #: faults (:meth:`diagnose`).
+    #: Whether its faults are a local file's (:meth:`diagnose` names them).
     local_file = False
 
     def defaults(self, url):
@@ -82,10 +75,9 @@ class Dialect(object):
     def connect_url(self, url, given, group):
         """Return the URL to connect to, and a read timeout (or None).
 
-        Defaults, then the URL's query, then ``given`` win, key by key.
+        :meth:`defaults`, the URL's query, then ``given`` (the parsed
+        ``connection_parameters``) win, key by key.
 
-        :param url: the parsed :class:`sqlalchemy.engine.URL`.
-        :param given: ``connection_parameters``, parsed.
         :raises murano_cidr.exceptions.InvalidConfig: for a bad value.
         """
         query = self.defaults(url)
@@ -142,8 +134,8 @@ class Dialect(object):
 def parsed_parameters(text, group):
     """Parse ``connection_parameters`` (``a=1&b=2``) into a dict.
 
-    :raises murano_cidr.exceptions.InvalidConfig: for parameters that
-        cannot be parsed, are given twice or have no value.
+    :raises murano_cidr.exceptions.InvalidConfig: if unparsable, a name is
+        given twice or has no value.
     """
     if not text:
         return {}
@@ -170,9 +162,6 @@ def connect_url(url, connection_parameters, group):
 
     :param url: the configured URL (a string).
     :param connection_parameters: ``param1=value1&param2=value2``, or "".
-    :param group: the option group, for messages.
-    :returns: ``(url, seconds)``: the URL as a string, password included,
-        and the seconds PostgreSQL's watchdog waits (None otherwise).
     :raises murano_cidr.exceptions.InvalidConfig: for bad parameters.
     """
     parsed = sa.engine.url.make_url(url)
@@ -181,12 +170,9 @@ def connect_url(url, connection_parameters, group):
 
 
 def facade_settings(group, url):
-    """Return the settings of the driver's own oslo.db enginefacade.
+    """Return the settings of the driver's own enginefacade, all of them.
 
-    Everything is set, so nothing comes from the host's ``[database]``.
-
-    :param group: the ``[cidr_allocator_database]`` option group.
-    :param url: the URL to connect to, with its parameters.
+    (So nothing comes from the host's ``[database]``.)
     """
     return {
         "connection": url, "slave_connection": None,

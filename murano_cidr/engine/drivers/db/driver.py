@@ -98,14 +98,10 @@ class DbDriver(base.AllocatorDriver):
             return "the SQLite database %s" % self.database.safe_url
         return None
 
-    # -- allocate ----------------------------------------------------------
-
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
-        """Allocate a CIDR for ``owner``, recorded in the database.
+        """Allocate a CIDR for ``owner`` (see :mod:`.base`).
 
-        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`
-        (and its errors). A callable ``taken`` is read inside the transaction,
-        after the scope's row is locked, on every attempt.
+        A callable ``taken`` is read under the scope's lock, on every attempt.
 
         :returns: the CIDR; the one ``owner`` already holds, if any.
         :raises murano_cidr.exceptions.DatabaseNotSynced: before ``db sync``.
@@ -140,10 +136,7 @@ class DbDriver(base.AllocatorDriver):
                     self.unconfirmed.popitem(last=False)
 
     def _exhausted(self, conn, pool, scope, taken_set):
-        """The PoolExhausted of a full pool, with what the scope holds back.
-
-        :param conn: the allocation's connection, in its transaction.
-        """
+        """The PoolExhausted of a full pool, with what the scope holds back."""
         if scope is None:
             return self.exhausted(pool, scope, pool.free_map(taken_set))
         held = held_in_pool(conn, pool, scope)
@@ -153,8 +146,6 @@ class DbDriver(base.AllocatorDriver):
             pool.free_map(held), held_back=_held_back(
                 back, *self.ages,
                 configuration=messages.config_options(self.conf)))
-
-    # -- confirm, release, get, list -----------------------------------------
 
     def confirm(self, owner):
         """Mark the allocation of ``owner`` confirmed (see the class).
@@ -190,10 +181,7 @@ class DbDriver(base.AllocatorDriver):
             LOG.info("Released the allocation of owner %s", owner)
         return released
 
-    # NOTE: what only the commands ask (counts, what is held back,
-    # freeing it, deleting a scope, importing) is in records.py, and the
-    # list of every allocation is read there too: an engine, which never
-    # asks it, does not load it.
+    # NOTE: what only the commands ask (list included) is in records.py.
     records = "murano_cidr.operator.drivers.db.records"
 
     def get(self, owner):
@@ -256,11 +244,9 @@ def held_in_pool(conn, pool, scope):
 def hold_back(conn, scope, ip_version, grace, timeout):
     """Say what a scope holds back, by the server's clock.
 
-    :returns: a row: ``live`` rows, ``released`` rows held back,
-        ``in_grace`` (of them, released less than ``grace`` seconds ago),
-        ``first_release`` (the earliest release among those, naive UTC),
-        ``unconfirmed`` live rows and ``first_reservation`` (the earliest
-        made among those).
+    :returns: a row: ``live``, ``released``, ``in_grace`` (released within
+        ``grace``), ``first_release`` (of those; naive UTC), ``unconfirmed``
+        (live) and ``first_reservation`` (of those) rows.
     """
     rows = models.ALLOCATIONS.c
     in_grace = rows.released_at > models.utc_now(grace)

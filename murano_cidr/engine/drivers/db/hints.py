@@ -96,9 +96,15 @@ class Hint(object):
             self.blocked.add(index, index)
 
     def pick(self, taken_map, rng):
-        """Draw a candidate both ``taken`` and the hint leave free."""
+        """Draw a candidate both ``taken`` and the hint leave free; block it.
+
+        (:meth:`learn` of a window that starts at it frees it again.)
+        """
         with self.lock:
-            return pick(taken_map, self.blocked, rng)
+            index = pick(taken_map, self.blocked, rng)
+            if index is not None:
+                self.blocked.add(index, index)
+            return index
 
 
 class Hints(object):
@@ -114,7 +120,8 @@ class Hints(object):
         key = (scope, pool.version)
         with self._lock:
             hint = self._items.get(key)
-            if hint is None or hint.pool != pool:
+            if hint is None or (hint.pool is not pool
+                                and hint.pool != pool):
                 return None
             self._items.move_to_end(key)
             return hint

@@ -58,8 +58,7 @@ _turns = lockutils.Semaphores()
 _waits = {}
 #: The turns a fork holds until it is done, in the parent.
 _held_for_fork = []
-#: In a fork's child, the connections its parent kept: never used nor
-#: closed here (an SQLite connection does not cross a fork).
+#: In a fork's child, the connections its parent kept (never used).
 _inherited = []
 
 
@@ -108,8 +107,6 @@ class Writer(object):
         """Hold the turn; give the kept connection in a transaction.
 
         :param engine: opens the connection when none is kept.
-        :returns: a context manager giving the connection; the transaction
-            commits when the block ends, or rolls back if it raises.
         :raises murano_cidr.exceptions.DatabaseUnavailable: if another
             writer of this process held the file for ``call_timeout``.
         """
@@ -137,10 +134,7 @@ class Writer(object):
         _yield_if_green()
 
     def close(self):
-        """Close the kept connection once no transaction runs on it.
-
-        A transaction that runs past ``call_timeout`` keeps it open.
-        """
+        """Close the kept connection once no transaction runs on it."""
         turn = _turns.get(self._name)
         if turn.acquire(timeout=self._timeout):
             try:
@@ -159,12 +153,7 @@ class Writer(object):
 
 
 def sqlite_file(url):
-    """Return the file an SQLite URL names, or None.
-
-    :param url: a URL string or :class:`sqlalchemy.engine.URL`.
-    :returns: the path, or None for another database, an in-memory one, a
-        URI filename (``file:...``) or a URL that cannot be parsed.
-    """
+    """Return the file an SQLite URL (string or parsed) names, or None."""
     try:
         parsed = sa.engine.url.make_url(url)
     except (sa_exc.ArgumentError, ValueError, TypeError):
@@ -177,26 +166,14 @@ def sqlite_file(url):
 
 
 def missing_file(url):
-    """Return the SQLite file ``url`` names if it does not exist yet.
-
-    Connecting would create an empty file (and its directory) that only
-    ``db sync`` may make.
-
-    :param url: the database URL.
-    :returns: the path, or None if it exists or is not a file.
-    """
+    """Return the SQLite file ``url`` names if it does not exist yet."""
     path = sqlite_file(url)
     return path if path is not None and not os.path.exists(path) else None
 
 
 def create_directory(path):
-    """Create the state directory (mode 0700) if it does not exist.
+    """Create ``state_path``, the default file's directory (mode 0700).
 
-    Done when the database is first used, never by reading commands on a
-    database that does not exist (see :func:`missing_file`).
-
-    :param path: ``[cidr_allocator] state_path``, the directory of
-        the default file; None does nothing.
     :raises murano_cidr.exceptions.InvalidConfig: if it cannot be created.
     """
     if path is None:
@@ -211,10 +188,7 @@ def create_directory(path):
 
 
 def wal(engine):
-    """Let SQLite readers and the writer proceed side by side (WAL).
-
-    :param engine: a new SQLAlchemy engine (enginefacade's hook).
-    """
+    """Let a new engine's readers and writer proceed side by side (WAL)."""
     if engine.dialect.name != "sqlite":
         return
     database = engine.url.database
@@ -226,9 +200,7 @@ def wal(engine):
         try:
             cursor.execute("PRAGMA journal_mode=WAL")
         except Exception as e:
-            # NOTE: the mode is the file's, kept across connections: one
-            # that finds the file held (a checkpoint, a recovery, a
-            # writer) goes on in its mode, and a later one sets it.
+            # NOTE: the mode is the file's: a later connection sets it.
             if "database is locked" not in str(e):
                 raise
         finally:
@@ -238,8 +210,7 @@ def wal(engine):
 
 
 def _yield_if_green():
-    # NOTE: as connection.yield_if_green, here to keep every pick's path
-    # inside this module.
+    # NOTE: connection.yield_if_green, kept on this module's path.
     eventlet = sys.modules.get("eventlet")
     if eventlet is not None and eventlet.patcher.is_monkey_patched("thread"):
         time.sleep(0)
@@ -254,11 +225,7 @@ def sqlite_error(error):
 
 
 def file_fault(url, safe_url, error):
-    """Name the file system's fault behind an SQLite error, if it is one.
-
-    :returns: a :class:`~murano_cidr.exceptions.DatabaseReadOnly` or
-        :class:`~murano_cidr.exceptions.DatabaseFull`, or None.
-    """
+    """Return the DatabaseReadOnly or DatabaseFull behind an error, or None."""
     path = sqlite_file(url)
     failure = sqlite_error(error)
     if path is None or failure is None:
@@ -289,13 +256,11 @@ def file_fault(url, safe_url, error):
 
 
 def missing_sqlite_file(safe_url, path, creatable):
-    """Return the error of an SQLite file :func:`os.path.exists` misses.
+    """Return the error of a missing SQLite file's path, or None.
 
-    :param creatable: whether ``db sync`` creates its directory.
-    :returns: a :class:`~murano_cidr.exceptions.DatabasePermissionDenied`
-        if a directory above it may not be entered, an
-        :class:`~murano_cidr.exceptions.InvalidConfig` if its directory
-        does not exist and ``db sync`` would not create it, or None.
+    DatabasePermissionDenied for a directory above it this user may not
+    enter; InvalidConfig for a missing directory ``db sync`` would not
+    create (``creatable``).
     """
     directory = os.path.dirname(os.path.abspath(path))
     parent = directory
