@@ -20,8 +20,8 @@ import sqlalchemy as sa
 
 from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests.functional.db import base
 
 

@@ -18,13 +18,13 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr.operator.cmd import cli
 from murano_cidr.operator.cmd import manage
 from murano_cidr.operator.cmd import status
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests import base
 
 
