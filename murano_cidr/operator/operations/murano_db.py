@@ -76,8 +76,11 @@ def object_ids(model):
 
 
 def _unavailable(url, error):
-    why = db_errors.reason(db_connection.dialect(sa.engine.url.make_url(
-        url)), error)
+    try:
+        dialect = db_connection.dialect(sa.engine.url.make_url(url))
+    except (sa.exc.ArgumentError, ValueError, TypeError):
+        dialect = db_connection.Dialect()
+    why = db_errors.reason(dialect, error)
     if why is not None:  # the URL's fault, not the server's
         return _invalid(url, "%s; correct the URL. Nothing was changed"
                         % why)

@@ -29,6 +29,7 @@ from stevedore import driver as stevedore_driver
 from stevedore import exception as stevedore_exc
 
 from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import errors
 from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr import opts
@@ -65,8 +66,6 @@ class Dialect(object):
 
     #: Retries of an attempt :meth:`busy` names, within the deadline.
     busy_retries = 0
-    #: Whether its faults are a local file's (:meth:`diagnose` names them).
-    local_file = False
 
     def defaults(self, url):
         """Return the default connection parameters of ``url`` (a dict)."""
@@ -127,8 +126,12 @@ class Dialect(object):
         return None
 
     def diagnose(self, url, safe_url, error, creatable):
-        """Return the error naming a local cause of ``error``, or None."""
-        return None
+        """Return the error that names the cause of ``error``, or None.
+
+        The base: an InvalidConfig if the server refused the configuration.
+        """
+        why = errors.reason(self, error)
+        return None if why is None else errors.invalid_url(safe_url, why)
 
 
 def parsed_parameters(text, group):

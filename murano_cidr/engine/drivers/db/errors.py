@@ -71,18 +71,6 @@ def unusable_url(safe_url, error):
         % (safe_url, messages.one_line(error)))
 
 
-def diagnose(dialect, url, safe_url, error, creatable=False):
-    """Return the error that names the cause of a database error, or None.
-
-    :param creatable: whether ``db sync`` creates the directory of the
-        database file (the default one).
-    """
-    if dialect.local_file:  # its file system says why
-        return dialect.diagnose(url, safe_url, error, creatable)
-    why = reason(dialect, error)
-    return None if why is None else invalid_url(safe_url, why)
-
-
 def translate(database, error):
     """Return our error for a database error a call raised.
 
@@ -123,11 +111,11 @@ def translate(database, error):
 def unavailable(database, error, reason):
     """Return the error of a database a call could not use.
 
-    The error naming the cause (:func:`diagnose`) if there is one, else a
-    :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
+    The error naming the cause (:meth:`.connection.Dialect.diagnose`) if
+    there is one, else a :class:`~murano_cidr.exceptions.DatabaseUnavailable`.
     """
-    fault = diagnose(database.dialect, database.url, database.safe_url,
-                     error, database._directory is not None)
+    fault = database.dialect.diagnose(database.url, database.safe_url, error,
+                                      database._directory is not None)
     if fault is not None:
         return fault
     return exceptions.DatabaseUnavailable(url=database.safe_url,

@@ -278,7 +278,6 @@ class SQLite(connection.Dialect):
     """SQLite: one host's file, its writers taking turns."""
 
     busy_retries = BUSY_RETRIES
-    local_file = True
 
     def connect_url(self, url, given, group):
         """The URL with ``connection_parameters`` and any-thread use."""
@@ -316,8 +315,11 @@ class SQLite(connection.Dialect):
 
     def diagnose(self, url, safe_url, error, creatable):
         """Name a read-only or full file system, or a missing directory."""
-        fault = file_fault(url, safe_url, error)
         path = sqlite_file(url)
-        if fault is None and path is not None and not os.path.exists(path):
+        if path is None:  # in memory, or a URI: no file system to look at
+            return connection.Dialect.diagnose(self, url, safe_url, error,
+                                               creatable)
+        fault = file_fault(url, safe_url, error)
+        if fault is None and not os.path.exists(path):
             fault = missing_sqlite_file(safe_url, path, creatable)
         return fault
