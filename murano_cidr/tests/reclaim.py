@@ -18,8 +18,8 @@ A test-case mixin for any backend: the test case gives ``make_driver``
 """
 
 
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import compat
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests import release_window
 
@@ -62,7 +62,7 @@ class ReclaimTests(object):
 
     def rows(self):
         """Every allocation row, as the database holds it."""
-        table = statements.ALLOCATIONS
+        table = allocating.ALLOCATIONS
         with self.driver.database.engine.connect() as conn:
             return conn.execute(compat.select(table).order_by(
                 table.c.id)).fetchall()

@@ -38,7 +38,7 @@ CONFIRM = ["UPDATE"]
 #: on SQLAlchemy 1.4, a call on 2), and a reset ROLLBACK at check-in: the
 #: pool is oslo.db's (see murano_cidr.engine.drivers.db.connection). SQLite's
 #: writers are not checked out (see
-#: murano_cidr.engine.drivers.db.sqlite_writer).
+#: murano_cidr.engine.drivers.db.sqlite).
 PING = [] if SQLALCHEMY_2 else ["SELECT"]
 RESETS = 1
 

@@ -50,7 +50,7 @@ import uuid
 from murano_cidr.engine import allocation
 from murano_cidr.engine import allocator
 from murano_cidr.engine.drivers import capabilities
-from murano_cidr.engine.drivers.db import statements as db_statements
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.measuring.bench import backends as backends_mod
 from murano_cidr.measuring.bench import counting
 from murano_cidr.measuring.bench import neighbour as neighbour_mod
@@ -102,7 +102,7 @@ def used_indices(layout, size, count, rng):
 def _counting_rows():
     """Count the rows the db driver's read queries return."""
     rows = [0]
-    real_window, real_get = db_statements.read_window, db_statements.get
+    real_window, real_get = allocating.read_window, allocating.get
 
     def read_window(*args, **kwargs):
         result = real_window(*args, **kwargs)
@@ -114,11 +114,11 @@ def _counting_rows():
         rows[0] += row is not None
         return row
 
-    db_statements.read_window, db_statements.get = read_window, get
+    allocating.read_window, allocating.get = read_window, get
     try:
         yield rows
     finally:
-        db_statements.read_window, db_statements.get = real_window, real_get
+        allocating.read_window, allocating.get = real_window, real_get
 
 
 def free_owners(driver, scope, owners):

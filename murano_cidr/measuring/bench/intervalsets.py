@@ -32,7 +32,7 @@ ways, and both ways must give the same answer (checked before timing):
   :class:`netaddr.IPSet` of the blocked candidates);
 * ``walk``: the ``db`` driver's search when its draws miss, the first
   candidate free in ``taken`` and in a hint of 2,048 other rows
-  (``_first_free`` of :mod:`murano_cidr.engine.drivers.db.allocating` against
+  (``_first_free`` of :mod:`murano_cidr.engine.drivers.db.hints` against
   the pool's IPSet minus both);
 * ``block``: candidate ``i`` of the pool as a network (the pool's block
   arithmetic against :meth:`netaddr.IPNetwork.subnet`);
@@ -50,7 +50,7 @@ import random
 
 import netaddr
 
-from murano_cidr.engine.drivers.db import allocating
+from murano_cidr.engine.drivers.db import hints
 from murano_cidr.engine import freemap
 from murano_cidr.engine import pool as pool_mod
 from murano_cidr.engine import taken as taken_mod
@@ -249,8 +249,8 @@ def run(repeat=3, seed=1502437, rows=ROWS):
     out.append(_pair(
         "walk", "the first candidate free in taken and in a hint of "
         "half as many rows, from a start", repeat,
-        lambda: pool[allocating._first_free(pool.free_map(hand_set), hint,
-                                            start, pool.size - 1)],
+        lambda: pool[hints._first_free(pool.free_map(hand_set), hint,
+                                       start, pool.size - 1)],
         lambda: _first_free_ipset(pool_set - ip_set - hint_set, PREFIXLEN,
                                   pool[start])))
 

@@ -35,8 +35,9 @@ from oslo_db.sqlalchemy import engines
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from murano_cidr.engine.drivers.db import misconfigured
-from murano_cidr.engine.drivers.db import sqlite_writer
+from murano_cidr.engine.drivers.db import connection as db_connection
+from murano_cidr.engine.drivers.db import errors as db_errors
+from murano_cidr.engine.drivers.db import sqlite as db_sqlite
 from murano_cidr import exceptions
 from murano_cidr import messages
 
@@ -75,7 +76,11 @@ def object_ids(model):
 
 
 def _unavailable(url, error):
-    why = misconfigured.reason(error)
+    try:
+        dialect = db_connection.dialect(sa.engine.url.make_url(url))
+    except (sa.exc.ArgumentError, ValueError, TypeError):
+        dialect = db_connection.Dialect()
+    why = db_errors.reason(dialect, error)
     if why is not None:  # the URL's fault, not the server's
         return _invalid(url, "%s; correct the URL. Nothing was changed"
                         % why)
@@ -102,7 +107,7 @@ def read_only_connection(url):
         cannot be reached.
     """
     shown = messages.safe_url(url)
-    path = sqlite_writer.missing_file(url)
+    path = db_sqlite.missing_file(url)
     if path is not None:  # connecting would create it
         raise _invalid(shown, "the SQLite file %s does not exist; nothing "
                        "was read or created" % path)

@@ -30,7 +30,7 @@ import tarfile
 import venv
 
 import murano_cidr
-from murano_cidr.engine.drivers.db import revisions
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests import base
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(
@@ -100,7 +100,7 @@ class InstallWithoutGitTestCase(base.TestCase):
         self.assertEqual(0, done.returncode, done.stderr)
 
         tracked = _git("ls-files", "--", PACKAGE).splitlines()
-        self.assertIn(PACKAGE + "/engine/drivers/db/alembic/script.py.mako",
+        self.assertIn(PACKAGE + "/operator/drivers/db/alembic/script.py.mako",
                       tracked)
         missing = [path for path in tracked
                    if not os.path.isfile(os.path.join(purelib, path))]

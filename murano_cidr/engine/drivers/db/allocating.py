@@ -10,84 +10,87 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""One allocation of the ``db`` driver, top to bottom, in one transaction.
+"""One allocation of the ``db`` driver, and the SQL of its rows.
 
-:func:`allocate` locks the scope, reads ``taken``, chooses a candidate,
-inserts it checked by the database and, when that inserted nothing, frees
-what is freeable and tries again (the steps:
-``doc/source/contributor/drivers.rst``); the SQL is in
-:mod:`murano_cidr.engine.drivers.db.statements`.
+:func:`allocate` is one transaction: lock the scope (1), read ``taken``
+(2), draw a candidate (3), insert it if the database finds it free (4),
+else read the rows around it, free what may go and draw again (5). A row
+is inserted only where no row of its scope overlaps it and its owner holds
+none, decided by the database under the scope's row lock. Each statement
+is SQLAlchemy Core, built once, run on a connection in a transaction
+(:meth:`.api.Database.write`). Why so: ``doc/source/reference/db-driver.rst``.
 """
 
-import collections
-import contextlib
+import functools
 import secrets
-import threading
 
 from oslo_db import exception as db_exc
+import sqlalchemy as sa
 
-from murano_cidr.engine.drivers.db import statements
-from murano_cidr.engine import freemap
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import hints as hints_mod
+from murano_cidr.engine.drivers.db import models
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
 from murano_cidr import messages
 
 #: Candidates read around a drawn candidate that turned out to be used.
 WINDOW = 16
-
-#: Draws among the candidates ``taken`` leaves free before the search
-#: walks from the last one.
-DRAWS = 32
-
 #: Used candidates drawn in a row after which the scope is read in full.
 MAX_MISSES = 3
-
-#: Scopes whose hints a driver keeps (the least recently used go).
-MAX_SCOPES = 1024
 
 # NOTE: the operating system's randomness, so forked engines never share a
 # seed and never start their searches at the same place.
 _RANDOM = secrets.SystemRandom()
 
+ALLOCATIONS = models.ALLOCATIONS
+SCOPES = models.SCOPES
 
-def allocate(conn, hints, owner, scope, pool, taken, taken_set, ages):
-    """Allocate a CIDR in one transaction (the steps numbered in the docs).
 
-    :param hints: the driver's :class:`Hints`.
+def address_key(address):
+    """Return the stored, sortable form of an integer address (32 hex)."""
+    return "%032x" % address
+
+
+def allocate(conn, hints, owner, scope, pool, taken, taken_set, ages,
+             exhausted):
+    """Allocate a CIDR in one transaction.
+
+    :param hints: the driver's :class:`~.hints.Hints`.
     :param taken: what the caller gave: a callable is read under the lock.
     :param taken_set: ``taken`` read already (a collection), or None.
     :param ages: ``(release_grace, reservation_timeout)`` in seconds.
-    :returns: ``(cidr, new, taken_set)``: the CIDR inserted (``new``), or
-        the one the owner holds, or None if no candidate is free; and
-        ``taken`` as read.
+    :param exhausted: ``exhausted(conn, pool, scope, taken_set)`` returns
+        the error to raise when no candidate is free.
+    :returns: ``(cidr, new)``: the CIDR inserted (``new``), or the one the
+        owner holds.
     :raises murano_cidr.exceptions.OwnerConflict: if the owner holds a
         CIDR of another scope or IP version.
     :raises murano_cidr.exceptions.InvalidArgument: if the database cannot
         store the owner or scope.
     """
     if scope is not None:
-        statements.lock_scope(conn, scope)                      # 1.
+        lock_scope(conn, scope)                                     # 1.
     if taken_set is None:
         taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)  # 2.
     taken_map = pool.free_map(taken_set)
     if scope is None:
-        index = None
-        if taken_map.free:
-            index = taken_map.nth_free(_RANDOM.randrange(taken_map.free))
+        free = taken_map.free
+        index = taken_map.nth_free(_RANDOM.randrange(free)) if free else None
         cidr = _insert(conn, owner, None, pool, index)
     else:
         cidr = _search(conn, hints, owner, scope, pool, taken_set,
                        taken_map, ages)
     if cidr is not None:
-        return cidr, True, taken_set
-    row = statements.get(conn, owner)
+        return cidr, True
+    row = get(conn, owner)
     if row is None:
-        return None, False, taken_set
+        raise exhausted(conn, pool, scope, taken_set)
     if row.scope != scope or row.ip_version != pool.version:
         raise exceptions.OwnerConflict(
             owner=owner, cidr=row.cidr,
             scope=row.scope if row.scope is not None else "(none)")
-    return row.cidr, False, taken_set
+    return row.cidr, False
 
 
 def _search(conn, hints, owner, scope, pool, taken_set, taken_map, ages):
@@ -98,19 +101,18 @@ def _search(conn, hints, owner, scope, pool, taken_set, taken_map, ages):
         hint = read_scope(conn, hints, pool, scope, taken_set, ages)
     misses = 0
     while True:
-        index = hint.pick(taken_map, _RANDOM)                   # 3.
+        index = hint.pick(taken_map, _RANDOM)                       # 3.
         if index is None:
             if complete or not taken_map.free:
                 return None
             hint = read_scope(conn, hints, pool, scope, taken_set, ages)
             complete = True
             continue
-        cidr = _insert(conn, owner, scope, pool, index)         # 4.
+        cidr = _insert(conn, owner, scope, pool, index)             # 4.
         if cidr is not None:
-            hint.block(index)
             return cidr
-        lo, hi = window(pool, index)                            # 5.
-        rows, held = statements.read_window(
+        lo, hi = window(pool, index)                                # 5.
+        rows, held = read_window(
             conn, scope, pool.version, pool.first_address(lo),
             pool[hi].last, owner=owner, grace=ages[0], timeout=ages[1])
         if held:
@@ -124,61 +126,46 @@ def _search(conn, hints, owner, scope, pool, taken_set, taken_map, ages):
             complete = True
 
 
-@contextlib.contextmanager
-def _storable(owner, scope):
-    """Turn the database's refusal of a value into InvalidArgument."""
+def _insert(conn, owner, scope, pool, index):
+    """Insert candidate ``index`` unless the database finds it used."""
+    if index is None:
+        return None
+    network = pool[index]
     try:
-        yield
+        inserted = insert_if_free(conn, row_values(
+            owner, scope, pool.version, network, False))
     except (db_exc.DBDataError, db_exc.DBInvalidUnicodeParameter) as e:
         raise exceptions.InvalidArgument(
             name="owner or scope", value=owner if scope is None else
             "%s (scope %s)" % (owner, scope),
             reason="the database cannot store it (%s)"
             % messages.one_line(e))
-
-
-def _insert(conn, owner, scope, pool, index):
-    """Insert candidate ``index`` unless the database finds it used."""
-    if index is None:
-        return None
-    network = pool[index]
-    with _storable(owner, scope):
-        inserted = statements.insert_if_free(conn, statements.row_values(
-            owner, scope, pool.version, network, False))
     return str(network) if inserted else None
 
 
 def _learn(conn, hint, lo, hi, rows, taken_set, ages):
-    """Free what may go of ``rows``, and teach the hint the rest.
-
-    :returns: how many rows were freed.
-    """
+    """Free what may go of ``rows``, teach the hint the rest; how many."""
     freeable = {row.id for row in rows if row.reclaimable and not
                 taken_set.overlaps(int(row.range_first, 16),
                                    int(row.range_last, 16))}
-    freed = statements.reclaim(conn, freeable, *ages) if freeable else 0
-    hint.learn(lo, hi, _held(hint.pool, [r for r in rows
-                                         if r.id not in freeable]))
+    freed = reclaim(conn, freeable, *ages) if freeable else 0
+    hint.learn(lo, hi, taken_mod.TakenSet(hint.pool.version, [
+        (int(r.range_first, 16), int(r.range_last, 16))
+        for r in rows if r.id not in freeable]))
     return freed
 
 
-def _held(pool, rows):
-    return taken_mod.TakenSet(pool.version, [
-        (int(r.range_first, 16), int(r.range_last, 16)) for r in rows])
-
-
 def read_scope(conn, hints, pool, scope, taken_set, ages):
-    """Read the scope's rows in the pool, freeing what may go; keep a hint.
+    """Read the scope's rows in the pool, free what may go; keep a hint.
 
     Call it holding the scope's lock, ``taken`` read after it.
 
-    :returns: the new :class:`Hint`.
+    :returns: the new :class:`~.hints.Hint`.
     """
-    hint = Hint(pool, taken_mod.TakenSet(pool.version))
+    hint = hints_mod.Hint(pool, taken_mod.TakenSet(pool.version))
     for network, lo, hi in _networks(pool):
-        rows = statements.read_window(
-            conn, scope, pool.version, network.first, network.last,
-            grace=ages[0], timeout=ages[1])[0]
+        rows = read_window(conn, scope, pool.version, network.first,
+                           network.last, grace=ages[0], timeout=ages[1])[0]
         _learn(conn, hint, lo, hi, rows, taken_set, ages)
     hints.keep(scope, hint)
     return hint
@@ -200,109 +187,213 @@ def window(pool, index):
             return index, min(index + WINDOW - 1, hi)
 
 
-def pick(taken_map, blocked, rng, draws=DRAWS):
-    """Draw a candidate free in ``taken_map`` and not in ``blocked``.
+# -- the statements ---------------------------------------------------------
 
-    Uniform among those candidates when one of ``draws`` uniform draws
-    among the candidates ``taken`` leaves free hits one (the common case);
-    otherwise the first such candidate after the last draw, wrapping.
+_LOCK_SCOPE = (sa.update(SCOPES)
+               .where(SCOPES.c.scope == sa.bindparam("lock_scope"))
+               .values(generation=SCOPES.c.generation + 1))
+_CREATE_SCOPE = sa.insert(SCOPES).values(scope=sa.bindparam("lock_scope"),
+                                         generation=0)
 
-    :param taken_map: a :class:`~murano_cidr.engine.freemap.FreeMap` of
-        ``taken``.
-    :param blocked: a :class:`~murano_cidr.engine.freemap.BlockedRanges`.
-    :param rng: a :class:`random.Random`.
-    :returns: a candidate index, or None if no candidate is free in both.
+
+def lock_scope(conn, scope, create=True):
+    """Take the scope's row lock until the transaction ends (Galera: commit).
+
+    :param create: whether to create the row of a scope that has none.
+    :returns: True if the scope's row exists (and is now locked).
     """
-    if not taken_map.free:
-        return None
-    index = None
-    for _ in range(draws):
-        index = taken_map.nth_free(rng.randrange(taken_map.free))
-        if not blocked.is_blocked(index):
-            return index
-    found = _first_free(taken_map, blocked, index, taken_map.size - 1)
-    if found is None and index:
-        found = _first_free(taken_map, blocked, 0, index - 1)
-    return found
+    params = {"lock_scope": scope}
+    if conn.execute(_LOCK_SCOPE, params).rowcount:
+        return True
+    if create:
+        conn.execute(_CREATE_SCOPE, params)
+    return create
 
 
-def _first_free(taken_map, blocked, lo, hi):
-    """The first index in ``[lo, hi]`` free in both maps, or None."""
-    index = lo
-    while index is not None and index <= hi:
-        index = blocked.next_unblocked(index)
-        if index is None or index > hi:
-            return None
-        if taken_map.is_free(index):
-            return index
-        nxt = taken_map.next_free(index)
-        if nxt is None or nxt < index:
-            return None
-        index = nxt
-    return None
+_GET = compat.select(*models.COLUMNS).where(
+    ALLOCATIONS.c.owner == sa.bindparam("owner"))
 
 
-class Hint(object):
-    """The candidates of one pool one scope's rows were seen to block.
+def get(conn, owner):
+    """Return the row of ``owner``, or None."""
+    return conn.execute(_GET, {"owner": owner}).first()
 
-    :param pool: the :class:`~murano_cidr.engine.pool.Pool`.
-    :param held: a :class:`~murano_cidr.engine.taken.TakenSet` of the rows.
+
+def _starts(first, ip_version, params):
+    """Add where a CIDR containing ``first`` may start before it.
+
+    :returns: how many starts were added (``start0``...).
     """
-
-    def __init__(self, pool, held):
-        self.pool = pool
-        self.blocked = freemap.BlockedRanges(
-            pool.size, pool.free_map(held).blocked_ranges())
-        self.lock = threading.Lock()
-
-    def learn(self, lo, hi, held):
-        """Replace what is known of candidates ``lo`` to ``hi``."""
-        with self.lock:
-            self.blocked.discard(lo, hi)
-            for first, last in self.pool.free_map(held).blocked_ranges():
-                self.blocked.add(first, last)
-
-    def block(self, index):
-        """Mark candidate ``index`` used."""
-        with self.lock:
-            self.blocked.add(index, index)
-
-    def pick(self, taken_map, rng):
-        """Draw a candidate both ``taken`` and the hint leave free."""
-        with self.lock:
-            return pick(taken_map, self.blocked, rng)
+    key = address_key(first)
+    starts = sorted({address_key(first & ~((1 << bits) - 1)) for bits in
+                     range(1, (32 if ip_version == 4 else 128) + 1)} - {key})
+    params.update(("start%d" % i, s) for i, s in enumerate(starts))
+    return len(starts)
 
 
-class Hints(object):
-    """A driver's hints, by scope and IP version (bounded, LRU)."""
+def _in_scope(null_scope):
+    scope = (ALLOCATIONS.c.scope.is_(None) if null_scope
+             else ALLOCATIONS.c.scope == sa.bindparam("scope"))
+    return (scope, ALLOCATIONS.c.ip_version == sa.bindparam("ip_version"))
 
-    def __init__(self, max_scopes=MAX_SCOPES):
-        self.max_scopes = max_scopes
-        self._items = collections.OrderedDict()
-        self._lock = threading.Lock()
 
-    def get(self, scope, pool):
-        """Return the hint of ``scope`` for ``pool``, or None."""
-        key = (scope, pool.version)
-        with self._lock:
-            hint = self._items.get(key)
-            if hint is None or hint.pool != pool:
-                return None
-            self._items.move_to_end(key)
-            return hint
+#: Deletable unless ``taken`` shows it: released over ``grace`` seconds
+#: ago, or unconfirmed for over ``timeout`` seconds (the server's clock).
+_RECLAIMABLE = sa.or_(
+    ALLOCATIONS.c.released_at <= models.utc_now(sa.bindparam("grace")),
+    sa.and_(ALLOCATIONS.c.released_at.is_(None),
+            ALLOCATIONS.c.confirmed == sa.false(),
+            ALLOCATIONS.c.created_at
+            <= models.utc_now(sa.bindparam("timeout"))))
 
-    def keep(self, scope, hint):
-        """Keep ``hint`` for ``scope`` and its pool's IP version."""
-        key = (scope, hint.pool.version)
-        with self._lock:
-            self._items[key] = hint
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_scopes:
-                self._items.popitem(last=False)
 
-    def forget(self, scope=None):
-        """Drop the hints of ``scope``, or all with None."""
-        with self._lock:
-            for key in list(self._items):
-                if scope is None or key[0] == scope:
-                    del self._items[key]
+@functools.lru_cache(maxsize=None)
+def _window_statement(starts, with_owner, null_scope):
+    columns = (ALLOCATIONS.c.id, ALLOCATIONS.c.range_first,
+               ALLOCATIONS.c.range_last, ALLOCATIONS.c.cidr,
+               ALLOCATIONS.c.owner, ALLOCATIONS.c.released_at,
+               compat.case((_RECLAIMABLE, 1), else_=0).label("reclaimable"))
+
+    def select(kind, *where):
+        return compat.select(sa.literal_column("'%s'" % kind).label("kind"),
+                             *columns).where(sa.and_(*where))
+
+    in_scope = _in_scope(null_scope)
+    # NOTE: one select per possible start, not an IN or an OR (the docs).
+    selects = [select("w", *in_scope, ALLOCATIONS.c.range_first.between(
+        sa.bindparam("lo"), sa.bindparam("hi")))] + [
+        select("w", *in_scope, ALLOCATIONS.c.range_first
+               == sa.bindparam("start%d" % i)) for i in range(starts)]
+    if with_owner:
+        selects.append(select("o", ALLOCATIONS.c.owner
+                              == sa.bindparam("owner")))
+    return selects[0] if len(selects) == 1 else sa.union_all(*selects)
+
+
+def read_window(conn, scope, ip_version, first, last, owner=None, grace=0,
+                timeout=0):
+    """Return the rows of a scope that overlap ``[first, last]`` (integers).
+
+    :param owner: if given, also tell whether this owner holds a CIDR.
+    :param grace: ``release_grace`` (``timeout``: ``reservation_timeout``),
+        for the ``reclaimable`` column.
+    :returns: ``(rows, held)``: the rows (released ones too, with a
+        ``reclaimable`` column) by ``range_first``; whether ``owner``
+        holds a CIDR.
+    """
+    lo = address_key(first)
+    params = {"scope": scope, "ip_version": ip_version, "lo": lo,
+              "hi": address_key(last), "owner": owner, "grace": grace,
+              "timeout": timeout}
+    statement = _window_statement(_starts(first, ip_version, params),
+                                  owner is not None, scope is None)
+    rows, held = [], False
+    for row in conn.execute(statement, params):
+        if row.kind == "o":
+            held = True
+        elif row.range_last >= lo:
+            rows.append(row)
+    rows.sort(key=lambda row: row.range_first)
+    return rows, held
+
+
+_VALUES = ("owner", "scope", "ip_version", "cidr", "range_first",
+           "range_last", "confirmed")
+
+
+@functools.lru_cache(maxsize=None)
+def _insert_if_free_statement(starts):
+    """The statement of :func:`insert_if_free` (None: the scope None)."""
+    values = [sa.bindparam(name, type_=ALLOCATIONS.c[name].type)
+              for name in _VALUES] + [models.utc_now()]
+    absent = [~sa.exists().where(ALLOCATIONS.c.owner
+                                 == sa.bindparam("owner"))]
+    if starts is not None:
+        in_scope = _in_scope(False)
+        first = sa.bindparam("range_first")
+        absent.append(~sa.exists().where(sa.and_(
+            *in_scope, ALLOCATIONS.c.range_first.between(
+                first, sa.bindparam("range_last")))))
+        absent.extend(~sa.exists().where(sa.and_(
+            *in_scope, ALLOCATIONS.c.range_first
+            == sa.bindparam("start%d" % i), ALLOCATIONS.c.range_last >= first))
+            for i in range(starts))
+    return sa.insert(ALLOCATIONS).from_select(
+        list(_VALUES) + ["created_at"],
+        compat.select(*values).where(sa.and_(*absent)))
+
+
+def insert_if_free(conn, values):
+    """Insert an unconfirmed allocation if nothing forbids it.
+
+    One statement: inserted only if its owner holds no CIDR and, in a
+    named scope, no row of the scope (live or released) overlaps it. Call
+    it holding the scope's lock.
+
+    :param values: the column values, from :func:`row_values`
+        (``created_at`` is the server's time).
+    :returns: True if the row was inserted.
+    """
+    params = {name: values[name] for name in _VALUES}
+    starts = None
+    if values["scope"] is not None:
+        starts = _starts(int(values["range_first"], 16),
+                         values["ip_version"], params)
+    return conn.execute(_insert_if_free_statement(starts),
+                        params).rowcount == 1
+
+
+def row_values(owner, scope, ip_version, network, confirmed, created_at=None):
+    """Return the column values of an allocation of ``network``."""
+    return {"owner": owner, "scope": scope, "ip_version": ip_version,
+            "cidr": str(network), "range_first": address_key(network.first),
+            "range_last": address_key(network.last), "confirmed": confirmed,
+            "created_at": created_at}
+
+
+def reclaim(conn, ids, grace, timeout):
+    """Delete the reclaimable rows of ``ids`` (under the scope's lock).
+
+    :returns: how many were deleted (none confirmed since the read).
+    """
+    return conn.execute(sa.delete(ALLOCATIONS).where(sa.and_(
+        ALLOCATIONS.c.id.in_(sorted(ids)), _RECLAIMABLE)),
+        {"grace": grace, "timeout": timeout}).rowcount
+
+
+def delete(conn, owner):
+    """Delete the row of ``owner``; True if there was one."""
+    return conn.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.owner == owner)).rowcount > 0
+
+
+def confirm(conn, owner, cidr=None):
+    """Confirm the row of ``owner`` (holding ``cidr``); True if it exists."""
+    held = ALLOCATIONS.c.owner == owner
+    if cidr is not None:
+        held = sa.and_(held, ALLOCATIONS.c.cidr == cidr)
+    return conn.execute(sa.update(ALLOCATIONS).where(held).values(
+        confirmed=True)).rowcount > 0
+
+
+_LOCK_OWNER_SCOPE = (
+    sa.update(SCOPES).where(SCOPES.c.scope == compat.scalar_subquery(
+        compat.select(ALLOCATIONS.c.scope).where(
+            ALLOCATIONS.c.owner == sa.bindparam("owner"))))
+    .values(generation=SCOPES.c.generation + 1))
+
+
+def release(conn, owner):
+    """Release the allocation of ``owner``: hold it back, or delete it.
+
+    One of a scope takes the scope's lock, then is marked released at the
+    server's time, its range still occupied; one without a scope is
+    deleted. :returns: True if ``owner`` held an allocation.
+    """
+    conn.execute(_LOCK_OWNER_SCOPE, {"owner": owner})
+    result = conn.execute(
+        sa.update(ALLOCATIONS).where(sa.and_(
+            ALLOCATIONS.c.owner == owner, ALLOCATIONS.c.scope.isnot(None)))
+        .values(owner=None, released_owner=owner,
+                released_at=models.utc_now()))
+    return result.rowcount > 0 or delete(conn, owner)

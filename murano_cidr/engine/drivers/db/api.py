@@ -12,9 +12,10 @@
 
 """The allocation database: its engine, transactions, retries and errors.
 
-:class:`Database`: an oslo.db ``enginefacade`` of its own, configured
-from ``[cidr_allocator_database]`` alone (never the host's ``[database]``),
-whose transactions retry and whose errors are murano-cidr's.
+:class:`Database`: an oslo.db ``enginefacade`` of its own, configured from
+``[cidr_allocator_database]`` alone (never the host's ``[database]``),
+whose transactions retry and whose errors are murano-cidr's
+(:mod:`.errors`).
 """
 
 import contextlib
@@ -31,6 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.engine.drivers.db import connection
+from murano_cidr.engine.drivers.db import errors
 from murano_cidr.engine.drivers.db import options as db_options
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -42,32 +44,17 @@ RETRY_INTERVAL = 0.01
 MAX_RETRY_INTERVAL = 2.0  # so 20 retries span most of call_timeout
 
 
-def _faults():
-    # NOTE: what classifies and words a failed call's error
-    # (misconfigured.py) is imported when a call fails, never before.
-    from murano_cidr.engine.drivers.db import misconfigured
-    return misconfigured
-
-
 @enginefacade.transaction_context_provider
 class _Context(object):
     """A context object for one operation (enginefacade needs one)."""
 
 
 class Database(object):
-    """The allocation database of one configuration.
+    """The allocation database of one configuration (connects on first use).
 
-    Nothing connects until the first operation, so building one never
-    waits for a server.
-
-    :param conf: an :class:`oslo_config.cfg.ConfigOpts` with the ``db``
-        driver's options registered.
-    :param schema_check: a callable ``schema_check(connection, url)`` run
-        once, before the first transaction, that raises
-        :class:`~murano_cidr.exceptions.DatabaseNotSynced` if the schema
-        does not fit this code (the driver passes
-        :func:`murano_cidr.engine.drivers.db.driver.check_schema`); None for no
-        check (migrations themselves).
+    :param conf: a configuration with the ``db`` driver's options.
+    :param schema_check: ``schema_check(connection, url)``, run once before
+        the first transaction (:func:`.driver.check_schema`); None for none.
     :raises murano_cidr.exceptions.InvalidConfig: for a connection URL that
         cannot be parsed or names an unknown database.
     """
@@ -84,11 +71,15 @@ class Database(object):
             parsed.get_dialect()
         except (sa_exc.ArgumentError, sa_exc.NoSuchModuleError, ValueError,
                 TypeError) as e:
-            raise _faults().unusable_url(self.safe_url, e)
+            raise errors.unusable_url(self.safe_url, e)
         self.backend = parsed.get_backend_name()
+        #: The :class:`~.connection.Dialect` plugin of the backend.
+        self.dialect = connection.dialect(parsed)
         # Our bounded waits, then the URL's query and connection_parameters.
-        url, read_timeout = connection.connect_url(
-            self.url, group.connection_parameters, db_options.GROUP)
+        url, read_timeout = self.dialect.connect_url(
+            parsed, connection.parsed_parameters(
+                group.connection_parameters, db_options.GROUP),
+            db_options.GROUP)
         self.max_retries = group.db_max_retries
         self.call_timeout = group.call_timeout
         self.connect_retries = group.max_retries
@@ -96,28 +87,18 @@ class Database(object):
         self._schema_check = schema_check
         self._synced, self._connected = schema_check is None, False
         self._sync_lock = threading.Lock()
-        self._writer = None
+        self._writer = self.dialect.writer(self.url, self.safe_url,
+                                           self.call_timeout)
         self._manager = enginefacade.transaction_context()
-        settings = connection.facade_settings(group, url)
         with warnings.catch_warnings():
             # NOTE: older oslo.db releases do not know the asyncio keys;
             # they warn and ignore them, which is what we want.
             warnings.simplefilter("ignore", db_warning.NotSupportedWarning)
-            self._manager.configure(**settings)
+            self._manager.configure(
+                **connection.facade_settings(group, url))
         self._manager.append_on_engine_create(connection.fewer_round_trips)
-        if self.backend == "sqlite":  # SQLite's only: imported for it
-            from murano_cidr.engine.drivers.db import sqlite_writer
-            self._writer = sqlite_writer.Writer(self.url, self.safe_url,
-                                                self.call_timeout)
-            self._manager.append_on_engine_create(sqlite_writer.wal)
-        elif self.backend == "mysql":  # MySQL's only: imported for it
-            from murano_cidr.engine.drivers.db import mysql_sessions
-            self._manager.append_on_engine_create(
-                mysql_sessions.read_committed)
-        if self.backend == "postgresql":  # imported for it alone
-            from murano_cidr.engine.drivers.db import watchdog
-            self._manager.append_on_engine_create(functools.partial(
-                watchdog.watch, seconds=read_timeout))
+        self._manager.append_on_engine_create(functools.partial(
+            self.dialect.engine_created, seconds=read_timeout))
 
     def _deadline(self):
         return time.monotonic() + self.call_timeout
@@ -125,13 +106,9 @@ class Database(object):
     def _retry(self, func, deadline):
         """Run ``func(connected)`` with the retries of one call.
 
-        ``func`` calls ``connected(True)`` once it holds a connection.
-
-        A lost race, a deadlock or a connection lost after it was made is
-        retried, at most ``db_max_retries`` times and never after
-        ``deadline`` (a :func:`time.monotonic` time), a locked SQLite file
-        until then (none if ``db_max_retries`` is 0); a connection that
-        cannot be made ends the call (see :meth:`wait_for_connection`).
+        ``func`` calls ``connected(True)`` once it holds a connection; what
+        is retried is :func:`.errors.retriable`'s, a busy SQLite file until
+        ``deadline`` (none if ``db_max_retries`` is 0).
         """
         connected = []
 
@@ -140,34 +117,30 @@ class Database(object):
             return func(connected.append)
 
         def retriable(error):
-            return _faults().retriable(error, bool(connected), deadline)
+            return errors.retriable(self.dialect, error, bool(connected),
+                                    deadline)
 
         policy = functools.partial(
             oslo_db_api.wrap_db_retry, retry_interval=RETRY_INTERVAL,
             inc_retry_interval=True, max_retry_interval=MAX_RETRY_INTERVAL,
             jitter=True)
-        if self._writer is not None:  # an SQLite file another process writes
-            from murano_cidr.engine.drivers.db import sqlite_writer
+        if self.dialect.busy_retries:  # a file another process writes
             attempt = policy(
-                max_retries=self.max_retries and sqlite_writer.BUSY_RETRIES,
-                exception_checker=lambda e: _faults().sqlite_busy(e)
+                max_retries=self.max_retries and self.dialect.busy_retries,
+                exception_checker=lambda e: self.dialect.busy(e)
                 and time.monotonic() < deadline)(attempt)
         return policy(max_retries=self.max_retries,
                       exception_checker=retriable)(attempt)()
-
-    # -- engine and errors -------------------------------------------------
 
     @property
     def engine(self):
         """The SQLAlchemy engine (created on first use).
 
-        :raises murano_cidr.exceptions.InvalidConfig: if the database's
-            Python driver is not installed, or the directory of the
-            embedded SQLite file cannot be created.
+        :raises murano_cidr.exceptions.InvalidConfig: if the Python driver
+            is missing, or the default file's directory cannot be made.
         """
         if self._directory is not None:  # the default SQLite file's
-            from murano_cidr.engine.drivers.db import sqlite_writer
-            sqlite_writer.create_directory(self._directory)
+            self.dialect.prepare(self._directory)
             self._directory = None
         with self.translate_errors():
             return self._manager.writer.get_engine()
@@ -176,18 +149,15 @@ class Database(object):
     def translate_errors(self):
         """Turn database errors raised in the block into ours.
 
-        The error is worded by
-        :func:`murano_cidr.engine.drivers.db.misconfigured.translate`, imported
-        only when a call fails; a hint in it ("run 'murano-cidr-manage db
-        sync' first") names the files this process read
-        (:func:`murano_cidr.messages.name_configuration`).
+        The error is :func:`.errors.translate`'s; a hint in it names the
+        files this process read (:func:`.messages.name_configuration`).
         """
         try:
             yield
         except exceptions.MuranoCidrException as e:
             raise self._name_configuration(e)
         except (ImportError, db_exc.DBError, sa_exc.SQLAlchemyError) as e:
-            raise self._name_configuration(_faults().translate(self, e))
+            raise self._name_configuration(errors.translate(self, e))
 
     def _name_configuration(self, error):
         error.msg = messages.name_configuration(error.msg, self._conf)
@@ -197,13 +167,8 @@ class Database(object):
     def wait_for_connection(self, deadline=None):
         """Make the process's first connection, waiting for the database.
 
-        Tried at most ``[cidr_allocator_database] max_retries`` times
-        (once for 0), ``retry_interval`` seconds apart, each failure
-        logged; no attempt starts after ``deadline``, so the first call of
-        a process ends within the bound of any other (the console scripts
-        default to fewer attempts, see
-        :meth:`murano_cidr.operator.drivers.db.commands.DbCommands.command_defaults`).
-        Returns at once after a connection succeeded.
+        At most ``max_retries`` attempts (once for 0), ``retry_interval``
+        seconds apart, none after ``deadline``; at once once connected.
 
         :param deadline: a :func:`time.monotonic` time; None for
             ``call_timeout`` from now.
@@ -224,18 +189,16 @@ class Database(object):
         retrying = oslo_db_api.wrap_db_retry(
             max_retries=attempts, retry_interval=self.connect_interval,
             inc_retry_interval=False,
-            exception_checker=lambda e: _faults().connect_again(
+            exception_checker=lambda e: errors.connect_again(
                 self, e, failures, attempts, deadline))
         with self.translate_errors():
             try:
                 retrying(connect)()
             except (db_exc.DBError, sa_exc.DBAPIError) as e:
-                if not _faults().connection_failed(e):
+                if not errors.connection_failed(self.dialect, e):
                     raise
-                raise _faults().not_connected(self, e, len(failures))
+                raise errors.not_connected(self, e, len(failures))
         self._connected = True
-
-    # -- schema --------------------------------------------------------------
 
     def ensure_synced(self, deadline=None):
         """Run the schema check once (see the constructor).
@@ -252,13 +215,10 @@ class Database(object):
         with self._sync_lock:
             if self._synced:
                 return
-            if self._writer is not None:  # SQLite's
-                from murano_cidr.engine.drivers.db import sqlite_writer
-                path = sqlite_writer.missing_file(self.url)
-                if path is not None:
-                    raise self._name_configuration(
-                        _faults().unsynced_sqlite_file(
-                            self.safe_url, path, self._directory is not None))
+            missing = self.dialect.missing(self.url, self.safe_url,
+                                           self._directory is not None)
+            if missing is not None:
+                raise self._name_configuration(missing)
             self.wait_for_connection(deadline)
 
             def attempt(connected):
@@ -266,26 +226,15 @@ class Database(object):
                     connected(True)
                     self._schema_check(connection, self.safe_url)
 
-            # A server that is restarting or failing over gets the same
-            # retries as any other operation.
             with self.translate_errors():
                 self._retry(attempt, deadline)
             self._synced = True
 
-    # -- transactions ------------------------------------------------------
-
     def write(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a write transaction.
 
-        The whole transaction is retried after a lost race (a duplicate
-        key, a locked SQLite file), a deadlock or a dropped connection, at
-        most ``[cidr_allocator_database] db_max_retries`` times, with a
-        growing, randomised pause.
-
-        On SQLite, the write transactions of one process take turns, on
-        one connection kept open (see
-        :class:`~murano_cidr.engine.drivers.db.sqlite_writer.Writer`); other
-        databases' writers wait for each other in the server.
+        Retried whole after a lost race, a deadlock, a busy SQLite file or
+        a dropped connection, at most ``db_max_retries`` times.
 
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries
@@ -303,8 +252,6 @@ class Database(object):
 
     def read(self, func, *args, **kwargs):
         """Run ``func(connection, *args, **kwargs)`` in a read transaction.
-
-        Retried after a dropped connection, like :meth:`write`.
 
         :returns: what ``func`` returns.
         :raises murano_cidr.exceptions.DatabaseUnavailable: when the retries

@@ -12,13 +12,11 @@
 
 """The ``db`` driver: CIDRs pre-allocated in an SQL table.
 
-No two live allocations of a scope overlap, and an owner never holds two
-CIDRs, whatever the number of engines, hosts or pool settings, and
-whoever wrote the rows: the database decides, under the scope's row lock,
-never a check in Python or a process's memory.
-
-One allocation is one transaction, usually of two statements: see
-``doc/source/contributor/drivers.rst``.
+Guaranteed: no two live allocations of a scope overlap, and an owner never
+holds two CIDRs, whatever the number of engines, hosts or pool settings;
+the database decides (:mod:`.allocating`). A full pool's error says what
+the scope holds back (:func:`hold_back`). How: ``doc/source/reference/
+db-driver.rst``.
 """
 
 import collections
@@ -26,6 +24,9 @@ import datetime
 import threading
 
 from oslo_log import log as logging
+import sqlalchemy as sa
+
+from murano_cidr._i18n import _
 
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr.engine.drivers import base
@@ -33,11 +34,13 @@ from murano_cidr.engine.drivers import capabilities as caps
 from murano_cidr.engine.drivers import db as db_package
 from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import api
+from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import hints
 from murano_cidr.engine.drivers.db import models
 from murano_cidr.engine.drivers.db import options as db_options
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -75,7 +78,7 @@ class DbDriver(base.AllocatorDriver):
         self.database = api.Database(conf,
                                      schema_check=check_schema)
         #: Which candidates to try first, by scope: never what decides.
-        self.hints = allocating.Hints()
+        self.hints = hints.Hints()
         #: ``(release_grace, reservation_timeout)``, in seconds.
         self.ages = (conf[opts.GROUP].release_grace,
                      conf[opts.GROUP].reservation_timeout)
@@ -95,14 +98,10 @@ class DbDriver(base.AllocatorDriver):
             return "the SQLite database %s" % self.database.safe_url
         return None
 
-    # -- allocate ----------------------------------------------------------
-
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
-        """Allocate a CIDR for ``owner``, recorded in the database.
+        """Allocate a CIDR for ``owner`` (see :mod:`.base`).
 
-        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`
-        (and its errors). A callable ``taken`` is read inside the transaction,
-        after the scope's row is locked, on every attempt.
+        A callable ``taken`` is read under the scope's lock, on every attempt.
 
         :returns: the CIDR; the one ``owner`` already holds, if any.
         :raises murano_cidr.exceptions.DatabaseNotSynced: before ``db sync``.
@@ -117,7 +116,8 @@ class DbDriver(base.AllocatorDriver):
             # Read (and validated) once, before anything is written.
             taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
         cidr, new = self.database.write(
-            self._allocate, owner, scope, pool, taken, taken_set)
+            allocating.allocate, self.hints, owner, scope, pool, taken,
+            taken_set, self.ages, self._exhausted)
         if new:
             LOG.info("Allocated %s to %s in scope %s", cidr, owner, scope)
         else:
@@ -135,19 +135,17 @@ class DbDriver(base.AllocatorDriver):
                 if len(self.unconfirmed) > self.max_unconfirmed:
                     self.unconfirmed.popitem(last=False)
 
-    def _allocate(self, conn, owner, scope, pool, taken, taken_set):
-        """One attempt, one transaction: :func:`.allocating.allocate`."""
-        cidr, new, taken_set = allocating.allocate(
-            conn, self.hints, owner, scope, pool, taken, taken_set,
-            self.ages)
-        if cidr is None:
-            # NOTE: what a full pool holds back is read and worded only
-            # when it is full, never on a pick that finds a CIDR.
-            from murano_cidr.engine.drivers.db import held_back
-            raise held_back.exhausted(self, conn, pool, scope, taken_set)
-        return cidr, new
-
-    # -- confirm, release, get, list -----------------------------------------
+    def _exhausted(self, conn, pool, scope, taken_set):
+        """The PoolExhausted of a full pool, with what the scope holds back."""
+        if scope is None:
+            return self.exhausted(pool, scope, pool.free_map(taken_set))
+        held = held_in_pool(conn, pool, scope)
+        back = hold_back(conn, scope, pool.version, *self.ages)
+        return self.exhausted(
+            pool, scope, pool.free_map(taken_set.union(held)),
+            pool.free_map(held), held_back=_held_back(
+                back, *self.ages,
+                configuration=messages.config_options(self.conf)))
 
     def confirm(self, owner):
         """Mark the allocation of ``owner`` confirmed (see the class).
@@ -162,7 +160,7 @@ class DbDriver(base.AllocatorDriver):
         """
         owner = allocation_mod.validate_owner(owner)
         cidr = self.unconfirmed.get(owner)
-        confirmed = self.database.write(statements.confirm, owner, cidr)
+        confirmed = self.database.write(allocating.confirm, owner, cidr)
         self._remember(owner)
         if not confirmed and cidr is not None:
             raise exceptions.ReservationLost(cidr=cidr, owner=owner, reason=(
@@ -177,21 +175,18 @@ class DbDriver(base.AllocatorDriver):
     def release(self, owner):
         """Release ``owner`` at once, its CIDR held back (see the class)."""
         owner = allocation_mod.validate_owner(owner)
-        released = self.database.write(statements.release, owner)
+        released = self.database.write(allocating.release, owner)
         self._remember(owner)
         if released:
             LOG.info("Released the allocation of owner %s", owner)
         return released
 
-    # NOTE: what only the commands ask (counts, what is held back,
-    # freeing it, deleting a scope, importing) is in records.py, and the
-    # list of every allocation is read there too: an engine, which never
-    # asks it, does not load it.
+    # NOTE: what only the commands ask (list included) is in records.py.
     records = "murano_cidr.operator.drivers.db.records"
 
     def get(self, owner):
         owner = allocation_mod.validate_owner(owner)
-        row = self.database.read(statements.get, owner)
+        row = self.database.read(allocating.get, owner)
         return models.to_allocation(row) if row is not None else None
 
     def list(self, scope=None):
@@ -205,7 +200,8 @@ class DbDriver(base.AllocatorDriver):
 def check_schema(connection, url="the database"):
     """Check the schema of a database before the driver uses it.
 
-    Given to :class:`murano_cidr.engine.drivers.db.api.Database` by the driver.
+    A revision this code does not know is assumed newer, logged and
+    accepted.
 
     :param connection: an open SQLAlchemy connection.
     :param url: the database, for the message (no password).
@@ -217,8 +213,86 @@ def check_schema(connection, url="the database"):
     current = models.revision_of(connection)
     if current == models.REVISION:
         return
-    # NOTE: alembic's scripts are read (to tell an older revision from a
-    # newer one) only for a database at another revision than this code's.
-    from murano_cidr.engine.drivers.db import revisions
-    revisions.check_revision(current, url, revisions.tables_of(connection)
-                             if current is None else ())
+    if current is None:
+        tables = sorted(
+            name for name in sa.inspect(connection).get_table_names()
+            if name.startswith("murano_cidr_")
+            and name != models.VERSION_TABLE)
+        if tables:
+            raise exceptions.ForeignTables(url=url, tables=tables,
+                                           version_table=models.VERSION_TABLE)
+        raise exceptions.DatabaseNotSynced(
+            url=url, reason="the murano-cidr tables do not exist")
+    if current in models.REVISIONS:
+        raise exceptions.DatabaseNotSynced(
+            url=url, reason="it is at revision %s, this code needs %s"
+            % (current, models.REVISION))
+    LOG.warning("The allocation database %s is at revision %s, unknown to "
+                "this code (head %s); assuming a newer, compatible schema",
+                url, current, models.REVISION)
+
+
+def held_in_pool(conn, pool, scope):
+    """What the scope's rows hold of ``pool``, as a :class:`~.TakenSet`."""
+    return taken_mod.TakenSet(pool.version, [
+        (int(r.range_first, 16), int(r.range_last, 16))
+        for network in pool.networks
+        for r in allocating.read_window(conn, scope, pool.version,
+                                        network.first, network.last)[0]])
+
+
+def hold_back(conn, scope, ip_version, grace, timeout):
+    """Say what a scope holds back, by the server's clock.
+
+    :returns: a row: ``live``, ``released``, ``in_grace`` (released within
+        ``grace``), ``first_release`` (of those; naive UTC), ``unconfirmed``
+        (live) and ``first_reservation`` (of those) rows.
+    """
+    rows = models.ALLOCATIONS.c
+    in_grace = rows.released_at > models.utc_now(grace)
+    unconfirmed = sa.and_(rows.released_at.is_(None),
+                          rows.confirmed == sa.false())
+
+    def count_if(condition):
+        return sa.func.coalesce(sa.func.sum(compat.case((condition, 1),
+                                                        else_=0)), 0)
+
+    return conn.execute(compat.select(
+        count_if(rows.released_at.is_(None)).label("live"),
+        count_if(models.HELD).label("released"),
+        count_if(in_grace).label("in_grace"),
+        sa.func.min(compat.case((in_grace, rows.released_at)))
+        .label("first_release"),
+        count_if(unconfirmed).label("unconfirmed"),
+        sa.func.min(compat.case((unconfirmed, rows.created_at)))
+        .label("first_reservation")).where(sa.and_(
+            models.scope_is(scope), rows.ip_version == ip_version))).first()
+
+
+def _held_back(back, grace, timeout, configuration):
+    """Say what ``back`` (:func:`hold_back`) holds back."""
+    text = _("; %d live") % back.live
+    if back.released:
+        text += _(", %(n)d released and held back (%(g)d within "
+                  "release_grace = %(grace)d s, %(r)d past it whose "
+                  "subnet the last allocation saw on the router)") % {
+            "n": back.released, "g": back.in_grace, "grace": grace,
+            "r": back.released - back.in_grace}
+    if back.first_release is not None:
+        text += _("; the first held back frees at %s UTC unless its "
+                  "subnet is on the router") % _after(
+                      back.first_release, grace)
+    if back.unconfirmed:
+        text += _("; of the live, %(n)d unconfirmed, each reclaimed once "
+                  "reservation_timeout = %(timeout)d s has passed unless "
+                  "its subnet is on the router, the first at %(at)s "
+                  "UTC") % {"n": back.unconfirmed, "timeout": timeout,
+                            "at": _after(back.first_reservation, timeout)}
+    return text + _("; 'murano-cidr %sreconcile' releases what deleted "
+                    "environments left behind") % configuration
+
+
+def _after(moment, seconds):
+    """``moment`` (naive UTC) plus ``seconds``, to the second, as text."""
+    return (moment + datetime.timedelta(seconds=seconds)).strftime(
+        "%Y-%m-%d %H:%M:%S")

@@ -10,10 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The tables of the ``db`` driver (``murano_cidr_*``).
+"""The tables of the ``db`` driver (``murano_cidr_*``) and its clock.
 
 Names, collation, clock and the stored form of addresses:
-``doc/source/contributor/drivers.rst``.
+``doc/source/reference/db-driver.rst``.
 """
 
 import datetime
@@ -45,28 +45,17 @@ BASE = compat.declarative_base()
 #: service's ``alembic_version``.
 VERSION_TABLE = "murano_cidr_alembic_version"
 
-#: The alembic revision of these tables: the head of the driver's
-#: migrations (a unit test holds the two equal).
-REVISION = "ecc38100bbdd"
-
-
-def address_key(address):
-    """Return the stored, sortable form of an address.
-
-    :param address: an integer (``netaddr.IPNetwork.first`` or ``.last``).
-    :returns: a 32-digit lower-case hexadecimal string.
-    """
-    return "%032x" % address
+#: The alembic revisions this code knows, oldest first; the last is the
+#: revision of these tables (a unit test holds them equal to the scripts').
+REVISIONS = ("5c1b0e7f2a91", "ecc38100bbdd")
+REVISION = REVISIONS[-1]
 
 
 class Scope(BASE):
-    """One row per scope that ever had an allocation.
+    """One row per scope that ever had an allocation: its lock.
 
-    Every allocation in the scope updates the row before it reads anything:
-    the row lock queues the allocations of one scope behind each other (and
-    makes them conflict at commit on Galera). ``generation`` counts them.
-    Allocations without a scope have no row here, because nothing about them
-    must be checked.
+    Every allocation in the scope updates the row before it reads anything;
+    ``generation`` counts them.
     """
 
     __tablename__ = "murano_cidr_scopes"
@@ -79,18 +68,9 @@ class Scope(BASE):
 class Allocation(BASE):
     """A CIDR held by an owner, or released and still held back.
 
-    ``owner`` is unique: an owner holds one CIDR. ``(scope, ip_version,
-    range_first)`` is unique, so two allocators that picked the same
-    candidate conflict in the database itself; overlaps between different
-    prefix lengths are excluded by the scope's row lock.
-
-    A released allocation of a scope stays, its range still occupied:
-    ``released_at`` says when, ``owner`` is NULL (so the owner may allocate
-    again: every backend lets a unique column hold many NULLs) and
-    ``released_owner`` keeps who it was. It is deleted once its CIDR is
-    absent from an allocation's read of ``taken`` in its scope and
-    ``[cidr_allocator] release_grace`` has passed, or by ``reconcile``
-    (see :mod:`murano_cidr.engine.drivers.db.allocating`).
+    ``owner`` is unique; so is ``(scope, ip_version, range_first)``. A
+    released row of a scope keeps its range: ``owner`` NULL,
+    ``released_owner`` and ``released_at`` set.
     """
 
     __tablename__ = "murano_cidr_allocations"
@@ -113,6 +93,24 @@ class Allocation(BASE):
     created_at = sa.Column(sa.DateTime, nullable=False)
     released_at = sa.Column(sa.DateTime, nullable=True)
     released_owner = sa.Column(sa.String(ID_LENGTH), nullable=True)
+
+
+ALLOCATIONS = Allocation.__table__
+SCOPES = Scope.__table__
+#: The columns of an :class:`~murano_cidr.engine.allocation.Allocation`.
+COLUMNS = (ALLOCATIONS.c.owner, ALLOCATIONS.c.scope,
+           ALLOCATIONS.c.ip_version, ALLOCATIONS.c.cidr,
+           ALLOCATIONS.c.range_first, ALLOCATIONS.c.range_last,
+           ALLOCATIONS.c.confirmed, ALLOCATIONS.c.created_at)
+#: A released row, held back.
+HELD = ALLOCATIONS.c.released_at.isnot(None)
+
+
+def scope_is(scope):
+    """The condition on a row's scope (None: the rows without one)."""
+    if scope is None:
+        return ALLOCATIONS.c.scope.is_(None)
+    return ALLOCATIONS.c.scope == scope
 
 
 class utc_now(expression.FunctionElement):

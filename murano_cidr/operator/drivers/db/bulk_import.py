@@ -31,9 +31,9 @@ from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import compat
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
 from murano_cidr import messages
@@ -104,7 +104,7 @@ def _record_all(conn, source, keep):
         # 3,686 rows (doc/source/benchmarks.rst). Allowed in a
         # transaction; a user that may not analyze the table gets a
         # warning, not an error.
-        conn.execute(sa.text("ANALYZE " + statements.ALLOCATIONS.name))
+        conn.execute(sa.text("ANALYZE " + models.ALLOCATIONS.name))
     return recorded if keep else total
 
 
@@ -146,7 +146,7 @@ def _item(allocation):
     # unconfirmed row's age is compared (reservation_timeout).
     created_at = _naive_utc(getattr(allocation, "created_at", None) or
                             datetime.datetime.now(datetime.timezone.utc))
-    return statements.row_values(
+    return allocating.row_values(
         owner, scope, ip_version, network,
         bool(getattr(allocation, "confirmed", True)), created_at)
 
@@ -156,7 +156,7 @@ def _record(conn, items):
     # read after them.
     for scope in sorted({item["scope"] for item in items
                          if item["scope"] is not None}):
-        statements.lock_scope(conn, scope)
+        allocating.lock_scope(conn, scope)
     existing = _get_many(conn, [item["owner"] for item in items])
     new = []
     for item in items:
@@ -171,7 +171,7 @@ def _record(conn, items):
         if item["scope"] is None:
             continue
         network = netaddr.IPNetwork(item["cidr"])
-        for row in statements.read_window(conn, item["scope"],
+        for row in allocating.read_window(conn, item["scope"],
                                           item["ip_version"], network.first,
                                           network.last)[0]:
             raise exceptions.AllocationConflict(
@@ -195,7 +195,7 @@ def insert(conn, allocations):
     :param allocations: dictionaries with every column but ``id``.
     """
     if allocations:
-        conn.execute(sa.insert(statements.ALLOCATIONS), allocations)
+        conn.execute(sa.insert(models.ALLOCATIONS), allocations)
 
 
 def _get_many(conn, owners):
@@ -203,8 +203,8 @@ def _get_many(conn, owners):
     result = {}
     owners = sorted(set(owners))
     for i in range(0, len(owners), CHUNK):
-        for row in conn.execute(compat.select(*statements.COLUMNS).where(
-                statements.ALLOCATIONS.c.owner.in_(owners[i:i + CHUNK]))):
+        for row in conn.execute(compat.select(*models.COLUMNS).where(
+                models.ALLOCATIONS.c.owner.in_(owners[i:i + CHUNK]))):
             result[row.owner] = row
     return result
 

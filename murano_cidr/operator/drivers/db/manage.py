@@ -28,10 +28,10 @@ without tables, creating nothing.
 from oslo_log import log as logging
 
 from murano_cidr.engine.drivers.db import connection
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import messages
 from murano_cidr.operator import confutils
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 
 LOG = logging.getLogger(__name__)
 

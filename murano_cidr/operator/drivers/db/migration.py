@@ -15,7 +15,7 @@
 Migrations only go forward (``upgrade``); there is no downgrade, as in
 every OpenStack project. The revisions, the version table and the
 comparison of a database's revision with this code's are in
-:mod:`murano_cidr.engine.drivers.db.revisions`.
+:mod:`murano_cidr.operator.drivers.db.revisions`.
 
 Public functions take the configuration, build the database from
 ``[cidr_allocator_database]`` and close it again; ``*_engine`` variants
@@ -30,10 +30,10 @@ from oslo_log import log as logging
 from murano_cidr.engine.drivers.db import api
 from murano_cidr.engine.drivers.db import compat
 from murano_cidr.engine.drivers.db import connection as db_connection
-from murano_cidr.engine.drivers.db import revisions
-from murano_cidr.engine.drivers.db import sqlite_writer
+from murano_cidr.engine.drivers.db import sqlite as db_sqlite
 from murano_cidr import exceptions
 from murano_cidr import messages
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.operator.drivers.db import synclock
 
 LOG = logging.getLogger(__name__)
@@ -183,7 +183,7 @@ def _read_database(conf, func, absent):
     :returns: what ``func(engine)`` returns, or ``absent`` when the
         database is an SQLite file that does not exist (yet).
     """
-    if sqlite_writer.missing_file(db_connection.connection_url(conf)):
+    if db_sqlite.missing_file(db_connection.connection_url(conf)):
         return absent
     return _with_database(conf, func)
 
@@ -237,7 +237,7 @@ def stamp(conf, revision):
     """
     _check_known(revision)
     url = db_connection.connection_url(conf)
-    missing = sqlite_writer.missing_file(url)
+    missing = db_sqlite.missing_file(url)
     if missing and revision != "base":
         # NOTE: connecting would create the file; a stamp of base has
         # nothing to record in it.

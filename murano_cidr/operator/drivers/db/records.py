@@ -18,7 +18,7 @@ scope (the tools) and importing: the ``db`` driver's functions of
 :attr:`~murano_cidr.engine.drivers.base.AllocatorDriver.records`), which an
 engine, which allocates, confirms and releases, never calls. They run in
 the driver's transactions, with its retries, on the SQL of
-:mod:`murano_cidr.engine.drivers.db.statements`.
+:mod:`murano_cidr.engine.drivers.db.allocating`.
 """
 
 import datetime
@@ -27,21 +27,21 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import compat
-from murano_cidr.engine.drivers.db import held_back
+from murano_cidr.engine.drivers.db import driver as db_driver
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr.operator.drivers.db import bulk_import
 from murano_cidr.operator.drivers import records
 
 LOG = logging.getLogger(__name__)
 
-ALLOCATIONS = statements.ALLOCATIONS
+ALLOCATIONS = models.ALLOCATIONS
 
 
 def _select(*columns):
-    return compat.select(*statements.COLUMNS, *columns)
+    return compat.select(*models.COLUMNS, *columns)
 
 
 def _rows(conn, where, scope, *columns):
@@ -103,7 +103,7 @@ def list_released(driver, scope=None):
         scope, IP version and address.
     """
     scope = allocation_mod.validate_scope(scope)
-    rows = driver.database.read(_rows, statements.HELD, scope,
+    rows = driver.database.read(_rows, models.HELD, scope,
                                 ALLOCATIONS.c.released_owner,
                                 ALLOCATIONS.c.released_at)
     rows = sorted(rows, key=lambda r: (r.scope, r.ip_version, r.range_first))
@@ -134,7 +134,7 @@ def _free(conn, held):
         ALLOCATIONS.c.ip_version == held.ip_version,
         ALLOCATIONS.c.cidr == held.cidr,
         ALLOCATIONS.c.released_at == _naive_utc(held.released_at),
-        statements.HELD))).rowcount > 0
+        models.HELD))).rowcount > 0
 
 
 def free_released(driver, held):
@@ -162,8 +162,8 @@ def usage(driver, scope=None, ip_version=4, taken=()):
     taken_set = taken_mod.TakenSet.from_taken(taken, pool.version)
 
     def read(conn):
-        back = held_back.hold_back(conn, scope, pool.version, *driver.ages)
-        return (back.live, held_back.held_in_pool(conn, pool, scope),
+        back = db_driver.hold_back(conn, scope, pool.version, *driver.ages)
+        return (back.live, db_driver.held_in_pool(conn, pool, scope),
                 back.released)
 
     live_rows, held, released = driver.database.read(read)
@@ -173,9 +173,9 @@ def usage(driver, scope=None, ip_version=4, taken=()):
 
 def _delete_scope(conn, scope):
     if scope is not None:
-        statements.lock_scope(conn, scope, create=False)
+        allocating.lock_scope(conn, scope, create=False)
     return conn.execute(sa.delete(ALLOCATIONS).where(
-        statements.scope_is(scope))).rowcount
+        models.scope_is(scope))).rowcount
 
 
 def release_scope(driver, scope):

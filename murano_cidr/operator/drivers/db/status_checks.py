@@ -15,10 +15,10 @@
 from oslo_upgradecheck import upgradecheck
 
 from murano_cidr.engine.drivers.db import connection
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 
 SUCCESS = upgradecheck.Code.SUCCESS
 WARNING = upgradecheck.Code.WARNING

@@ -14,8 +14,8 @@
 
 import sqlalchemy as sa
 
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import compat
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.db import base
 
@@ -30,7 +30,7 @@ class BadInputTests(object):
     def count(self):
         with self.engine.connect() as conn:
             return conn.execute(compat.select(sa.func.count()).select_from(
-                statements.ALLOCATIONS)).scalar()
+                allocating.ALLOCATIONS)).scalar()
 
     def test_rejected_owners_scopes_and_taken_write_nothing(self):
         cases = [

@@ -24,10 +24,10 @@ import os
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr.operator.cmd import manage
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.operator.drivers.db import synclock
 from murano_cidr.tests.functional.db import base
 

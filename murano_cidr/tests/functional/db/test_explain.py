@@ -31,7 +31,6 @@ import sqlalchemy as sa
 
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr.engine.drivers.db import allocating
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr.tests.functional.db import base
 
 TABLES = ("murano_cidr_allocations", "murano_cidr_scopes")
@@ -65,11 +64,11 @@ class ExplainTests(object):
         with self.engine.begin() as conn:
             # Other scopes, as in a cloud's database: one scope's rows are
             # few among the table's, and a planner weighs that.
-            conn.execute(sa.insert(statements.SCOPES), [
+            conn.execute(sa.insert(allocating.SCOPES), [
                 {"scope": "router-%d" % i, "generation": 1}
                 for i in range(FILLER_SCOPES)])
-            conn.execute(sa.insert(statements.ALLOCATIONS), [
-                statements.row_values("router-%d-%d" % (i, j), "router-%d" % i,
+            conn.execute(sa.insert(allocating.ALLOCATIONS), [
+                allocating.row_values("router-%d-%d" % (i, j), "router-%d" % i,
                                       4, pool[j], True,
                                       datetime.datetime(2026, 12, 1))
                 for i in range(FILLER_SCOPES) for j in range(FILLER_ROWS)])

@@ -16,8 +16,8 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.engine import allocation as allocation_mod
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import compat
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.operator.drivers.db import bulk_import
 from murano_cidr.tests.functional.db import base
@@ -40,7 +40,7 @@ class FaultTests(object):
             admin.execute(sa.text(self.kill_sql % int(pid)))
         self.kills += 1
 
-    def kill_after(self, name, times, module=statements):
+    def kill_after(self, name, times, module=allocating):
         """Kill the connection right after ``module.<name>``, ``times``."""
         real = getattr(module, name)
 
@@ -55,8 +55,8 @@ class FaultTests(object):
 
     def rows(self):
         with self.engine.connect() as conn:
-            return conn.execute(compat.select(statements.ALLOCATIONS.c.owner,
-                                              statements.ALLOCATIONS.c.cidr)
+            return conn.execute(compat.select(allocating.ALLOCATIONS.c.owner,
+                                              allocating.ALLOCATIONS.c.cidr)
                                 ).fetchall()
 
     def test_killed_after_the_insert_is_retried(self):

@@ -25,9 +25,9 @@ import sys
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests.functional.db import base
 
 

@@ -23,7 +23,7 @@ the import refreshes the statistics itself.
 import sqlalchemy as sa
 
 from murano_cidr.engine import allocation as allocation_mod
-from murano_cidr.engine.drivers.db import statements
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.operator.drivers.db import bulk_import
 from murano_cidr.tests.functional.db import base
 
@@ -42,7 +42,7 @@ class TestPostgresql(base.PostgresqlBackend, base.DbTestCase):
     def _reltuples(self):
         with self.engine.connect() as conn:
             return conn.execute(_RELTUPLES,
-                                {"name": statements.ALLOCATIONS.name}).scalar()
+                                {"name": allocating.ALLOCATIONS.name}).scalar()
 
     def test_a_bulk_import_refreshes_the_statistics(self):
         self.sync()

@@ -18,9 +18,10 @@ from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests.functional.db import base
 
 
@@ -51,8 +52,8 @@ class MigrationTests(object):
                 "ip_version, cidr, range_first, range_last, confirmed, "
                 "created_at) VALUES ('net-1', 'r', 4, '10.0.0.0/24', "
                 ":first, :last, :yes, :now)"),
-                {"first": models.address_key(0x0a000000),
-                 "last": models.address_key(0x0a0000ff), "yes": True,
+                {"first": allocating.address_key(0x0a000000),
+                 "last": allocating.address_key(0x0a0000ff), "yes": True,
                  "now": datetime.datetime(2026, 11, 30)})
         migration.upgrade_engine(self.engine)
         driver = self.make_driver()

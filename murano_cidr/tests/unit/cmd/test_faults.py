@@ -21,13 +21,13 @@ import os
 import fixtures
 import sqlalchemy as sa
 
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr.operator.cmd import cli
 from murano_cidr.operator.cmd import common
 from murano_cidr.operator.cmd import manage
 from murano_cidr.operator.cmd import status
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.operator.operations import files
 from murano_cidr.operator.operations import pruning
 from murano_cidr.tests import base

@@ -19,8 +19,8 @@ from unittest import mock
 import fixtures
 from oslo_upgradecheck import upgradecheck
 
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr.operator.cmd import status
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests import base
 from murano_cidr.tests import murano_engines
 
@@ -106,7 +106,7 @@ class TestChecks(base.TestCase):
                           "a CIDR fails with DatabaseNotSynced",
                           self._revision(None))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.engine.drivers.db.revisions.known_revisions",
+            "murano_cidr.operator.drivers.db.revisions.known_revisions",
             return_value={head, "older"}))
         self.assertResult(FAILURE, "is at revision older, this code needs "
                           "%s; run" % head, self._revision("older"))

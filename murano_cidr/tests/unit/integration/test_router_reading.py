@@ -14,7 +14,7 @@
 
 import fixtures
 
-from murano_cidr.engine.drivers.db import statements
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.integration import murano
 from murano_cidr.engine.integration import neutron
 from murano_cidr import exceptions
@@ -146,7 +146,7 @@ class TestReadingUnderTheDbDriversRowLock(base.TestCase):
         self.addCleanup(self.adapter.close)
         self.locked = False
         self.at_lock = []
-        lock_scope = statements.lock_scope
+        lock_scope = allocating.lock_scope
 
         def locking(conn, scope):
             for change in self.at_lock:
@@ -164,7 +164,7 @@ class TestReadingUnderTheDbDriversRowLock(base.TestCase):
                 self.locked = False
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.db.statements.lock_scope", locking))
+            "murano_cidr.engine.drivers.db.allocating.lock_scope", locking))
         self.adapter.driver.database.write = writing
 
     def client(self, *subnets):

@@ -19,6 +19,7 @@ import netaddr
 import testtools
 
 from murano_cidr.engine.drivers.db import allocating
+from murano_cidr.engine.drivers.db import hints
 from murano_cidr.engine import freemap
 from murano_cidr.engine import pool as pool_mod
 from murano_cidr.engine import taken as taken_mod
@@ -37,8 +38,8 @@ class TestPick(testtools.TestCase):
             blocked.discard(free, free)
             taken_map = freemap.FreeMap(size, [])
             for _ in range(20):
-                self.assertEqual(free, allocating.pick(taken_map, blocked,
-                                                       self.rng))
+                self.assertEqual(free, hints.pick(taken_map, blocked,
+                                                  self.rng))
 
     def test_needs_both_maps_free(self):
         # Even candidates taken, odd ones blocked, but for one of each.
@@ -49,26 +50,26 @@ class TestPick(testtools.TestCase):
         for i in range(1, size, 2):
             blocked.add(i, i)
         blocked.add(100, 100)
-        self.assertIsNone(allocating.pick(taken_map, blocked, self.rng))
+        self.assertIsNone(hints.pick(taken_map, blocked, self.rng))
         blocked.discard(100, 100)
-        self.assertEqual(100, allocating.pick(taken_map, blocked, self.rng))
+        self.assertEqual(100, hints.pick(taken_map, blocked, self.rng))
 
     def test_draws_uniformly_among_free_candidates(self):
         size = 64
         blocked = freemap.BlockedRanges(size, [(0, 47)])
         taken_map = freemap.FreeMap(size, [(60, 63)])
         counts = collections.Counter(
-            allocating.pick(taken_map, blocked, self.rng) for _ in range(6000))
+            hints.pick(taken_map, blocked, self.rng) for _ in range(6000))
         self.assertEqual(set(range(48, 60)), set(counts))
         # 500 expected each; a biased walk would give the first far more.
         self.assertLess(max(counts.values()), 650)
 
     def test_nothing_free(self):
-        self.assertIsNone(allocating.pick(freemap.FreeMap(8, [(0, 7)]),
-                                          freemap.BlockedRanges(8), self.rng))
-        self.assertIsNone(allocating.pick(freemap.FreeMap(8, []),
-                                          freemap.BlockedRanges(8, [(0, 7)]),
-                                          self.rng))
+        self.assertIsNone(hints.pick(freemap.FreeMap(8, [(0, 7)]),
+                                     freemap.BlockedRanges(8), self.rng))
+        self.assertIsNone(hints.pick(freemap.FreeMap(8, []),
+                                     freemap.BlockedRanges(8, [(0, 7)]),
+                                     self.rng))
 
 
 class TestHint(testtools.TestCase):
@@ -82,8 +83,8 @@ class TestHint(testtools.TestCase):
         return taken_mod.TakenSet.from_taken(cidrs, 4)
 
     def test_rows_of_any_size_block_the_candidates_they_touch(self):
-        hint = allocating.Hint(self.pool, self.held("10.0.1.128/25",
-                                                    "10.0.2.0/23"))
+        hint = hints.Hint(self.pool, self.held("10.0.1.128/25",
+                                               "10.0.2.0/23"))
         self.assertEqual([False, True, True, True, False, False],
                          [hint.blocked.is_blocked(i) for i in range(6)])
         hint.learn(0, 3, self.held("10.0.0.0/24"))
@@ -97,13 +98,13 @@ class TestHint(testtools.TestCase):
         self.assertEqual((4, 5), allocating.window(self.pool, 4))
 
     def test_hints_are_per_scope_pool_and_bounded(self):
-        hints = allocating.Hints(max_scopes=2)
+        kept = hints.Hints(max_scopes=2)
         for scope in ("a", "b", "c"):
-            hints.keep(scope, allocating.Hint(self.pool, self.held()))
-        self.assertIsNone(hints.get("a", self.pool))
-        self.assertIsNotNone(hints.get("c", self.pool))
+            kept.keep(scope, hints.Hint(self.pool, self.held()))
+        self.assertIsNone(kept.get("a", self.pool))
+        self.assertIsNotNone(kept.get("c", self.pool))
         other = pool_mod.Pool([netaddr.IPNetwork("10.0.0.0/22")], 24)
-        self.assertIsNone(hints.get("c", other))
-        hints.forget("c")
-        self.assertIsNone(hints.get("c", self.pool))
-        self.assertIsNotNone(hints.get("b", self.pool))
+        self.assertIsNone(kept.get("c", other))
+        kept.forget("c")
+        self.assertIsNone(kept.get("c", self.pool))
+        self.assertIsNotNone(kept.get("b", self.pool))

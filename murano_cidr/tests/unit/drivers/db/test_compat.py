@@ -16,14 +16,14 @@ import datetime
 
 import sqlalchemy as sa
 
+from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.drivers.db import compat
 from murano_cidr.engine.drivers.db import connection
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr.operator.drivers.db import records
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.drivers.db import base as db_base
 
-ALLOCATIONS = statements.ALLOCATIONS
+ALLOCATIONS = allocating.ALLOCATIONS
 
 
 class TestUrls(base.TestCase):

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from murano_cidr.engine import allocator
 from murano_cidr.engine.drivers.db import options as db_options
-from murano_cidr.engine.drivers.db import sqlite_writer
+from murano_cidr.engine.drivers.db import sqlite
 from murano_cidr import exceptions
 from murano_cidr.operator.cmd import cli
 from murano_cidr.operator.cmd import manage
@@ -150,6 +150,6 @@ class TestLockedSqliteFile(base.TestCase):
         # timeout=0: SQLite's busy wait would end the same way, later.
         engine = sa.create_engine("sqlite:///%s?timeout=0" % path)
         self.addCleanup(engine.dispose)
-        sqlite_writer.wal(engine)
+        sqlite.wal(engine)
         with engine.connect() as conn:
             self.assertFalse(conn.closed)

@@ -35,7 +35,6 @@ from murano_cidr.engine.drivers.db import compat
 from murano_cidr.engine.drivers.db import connection
 from murano_cidr.engine.drivers.db import driver as db_driver
 from murano_cidr.engine.drivers.db import options as cidr_db_options
-from murano_cidr.engine.drivers.db import statements
 from murano_cidr import exceptions
 from murano_cidr.measuring.bench import counting
 from murano_cidr.operator.drivers import commands
@@ -59,11 +58,11 @@ class TestAllocate(base.DbTestCase):
     def rows(self):
         with self.driver.database.engine.connect() as conn:
             return conn.execute(
-                compat.select(statements.ALLOCATIONS)).fetchall()
+                compat.select(allocating.ALLOCATIONS)).fetchall()
 
     def generation(self, scope):
         with self.driver.database.engine.connect() as conn:
-            scopes = statements.SCOPES
+            scopes = allocating.SCOPES
             return conn.execute(compat.select(scopes.c.generation).where(
                 scopes.c.scope == scope)).scalar()
 
@@ -92,7 +91,7 @@ class TestAllocate(base.DbTestCase):
     def reclaim(self, owner):
         """Delete the row of ``owner``, as a reclaim does."""
         with self.driver.database.engine.begin() as conn:
-            statements.delete(conn, owner)
+            allocating.delete(conn, owner)
 
     def test_a_late_confirm_raises_in_the_process_that_allocated(self):
         cidr = self.driver.allocate("net-1", scope="r")
@@ -178,7 +177,7 @@ class TestAllocate(base.DbTestCase):
 
     def test_callable_taken_is_read_on_every_attempt(self):
         calls = []
-        real = statements.insert_if_free
+        real = allocating.insert_if_free
 
         def deadlock_once(conn, *args, **kwargs):
             if len(calls) == 1:
@@ -190,7 +189,7 @@ class TestAllocate(base.DbTestCase):
             return ["10.20.0.0/24"]
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.db.statements.insert_if_free",
+            "murano_cidr.engine.drivers.db.allocating.insert_if_free",
             deadlock_once))
         cidr = self.driver.allocate("net-1", scope="r", taken=taken)
         self.assertEqual(2, len(calls))
@@ -200,14 +199,14 @@ class TestAllocate(base.DbTestCase):
     def test_deadlocks_give_up_with_a_clear_error_and_no_row(self):
         self.db_config(db_max_retries=2)
         driver = self.make_driver()
-        real = statements.lock_scope
+        real = allocating.lock_scope
 
         def deadlock(conn, scope):
             real(conn, scope)
             raise db_exc.DBDeadlock()
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.db.statements.lock_scope", deadlock))
+            "murano_cidr.engine.drivers.db.allocating.lock_scope", deadlock))
         e = self.assertRaises(exceptions.DatabaseUnavailable,
                               driver.allocate, "net-1", scope="r")
         self.assertIn("ran out of retries or time", str(e))
@@ -220,7 +219,7 @@ class TestAllocate(base.DbTestCase):
         for name in ("RETRY_INTERVAL", "MAX_RETRY_INTERVAL"):
             self.useFixture(fixtures.MonkeyPatch(
                 "murano_cidr.engine.drivers.db.api." + name, 0.001))
-        real = statements.lock_scope
+        real = allocating.lock_scope
         calls = []
 
         def locked(conn, scope, create=True):
@@ -231,7 +230,7 @@ class TestAllocate(base.DbTestCase):
             return real(conn, scope, create)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.db.statements.lock_scope", locked))
+            "murano_cidr.engine.drivers.db.allocating.lock_scope", locked))
         return calls
 
     def test_a_locked_sqlite_file_is_waited_for_past_db_max_retries(self):
@@ -262,7 +261,7 @@ class TestAllocate(base.DbTestCase):
         self.assertEqual(1, len(calls))
 
     def test_duplicate_keys_are_retried(self):
-        real = statements.insert_if_free
+        real = allocating.insert_if_free
         calls = []
 
         def duplicate_once(conn, values):
@@ -272,7 +271,7 @@ class TestAllocate(base.DbTestCase):
             return real(conn, values)
 
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.db.statements.insert_if_free",
+            "murano_cidr.engine.drivers.db.allocating.insert_if_free",
             duplicate_once))
         self.driver.allocate("net-1", scope="r")
         self.assertEqual(2, len(calls))
@@ -324,8 +323,8 @@ class TestAllocate(base.DbTestCase):
         """Count the rows each read of the driver returns, by query."""
         seen = []
         full = []
-        for module, name in ((statements, "read_window"),
-                             (statements, "get"),
+        for module, name in ((allocating, "read_window"),
+                             (allocating, "get"),
                              (allocating, "read_scope")):
             real = getattr(module, name)
 
@@ -512,7 +511,7 @@ class TestErrors(base.DbTestCase):
         # module would keep no PyMySQL (and check no charset) for the tests
         # that run after this one in the process, since the package keeps
         # it as an attribute once the patch has dropped it from sys.modules.
-        from murano_cidr.engine.drivers.db import mysql_sessions  # noqa: F401
+        from murano_cidr.engine.drivers.db import mysql  # noqa: F401
         # None in sys.modules makes "import pymysql" fail.
         patcher = mock.patch.dict(sys.modules, {"pymysql": None})
         patcher.start()

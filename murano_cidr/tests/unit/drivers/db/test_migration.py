@@ -18,13 +18,13 @@ import fixtures
 import sqlalchemy as sa
 
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import revisions
 from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr.operator.cmd import cli
 from murano_cidr.operator.cmd import manage
 from murano_cidr.operator.cmd import status
 from murano_cidr.operator.drivers.db import migration
+from murano_cidr.operator.drivers.db import revisions
 from murano_cidr.tests import base
 
 
@@ -97,6 +97,12 @@ class TestMigration(base.TestCase):
         # The driver checks a database against models.REVISION without
         # reading alembic's scripts: a new migration moves both.
         self.assertEqual(revisions.head_revision(), models.REVISION)
+        # models.REVISIONS tells an older schema from a newer one without
+        # them: every script's revision, oldest first.
+        self.assertEqual(set(revisions.known_revisions()),
+                         set(models.REVISIONS))
+        self.assertEqual(len(revisions.known_revisions()),
+                         len(models.REVISIONS))
 
     def test_include_object_sees_our_tables_only(self):
         self.assertTrue(revisions.include_object(

@@ -16,7 +16,7 @@ import os
 import sqlite3
 from unittest import mock
 
-from murano_cidr.engine.drivers.db import sqlite_faults
+from murano_cidr.engine.drivers.db import sqlite
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
@@ -39,7 +39,7 @@ class TestDiagnose(base.TestCase):
 
     def diagnose(self, error, statvfs):
         with mock.patch("os.statvfs", return_value=statvfs):
-            return sqlite_faults.diagnose(self.url, "safe", error)
+            return sqlite.file_fault(self.url, "safe", error)
 
     def test_read_only_mount(self):
         fault = self.diagnose(self.error(14, "unable to open database file"),
@@ -71,11 +71,11 @@ class TestDiagnose(base.TestCase):
         self.assertIsNone(self.diagnose(ValueError("x"), full))
         self.assertIsNone(self.diagnose(None, full))
         self.assertIsNone(self.diagnose(self.error(10), _statvfs()))
-        self.assertIsNone(sqlite_faults.diagnose(
+        self.assertIsNone(sqlite.file_fault(
             "mysql+pymysql://u@h/x", "safe", self.error(10)))
 
     def test_wrapped_errors_are_found(self):
         inner = self.error(13)
         outer = RuntimeError("wrapped")
         outer.__cause__ = inner
-        self.assertIs(inner, sqlite_faults.sqlite_error(outer))
+        self.assertIs(inner, sqlite.sqlite_error(outer))

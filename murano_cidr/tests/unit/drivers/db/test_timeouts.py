@@ -24,15 +24,17 @@ from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
 
 from murano_cidr.engine.drivers.db import api
-from murano_cidr.engine.drivers.db import misconfigured
+from murano_cidr.engine.drivers.db import errors
+from murano_cidr.engine.drivers.db import mysql
 from murano_cidr.engine.drivers.db import options as db_options
-from murano_cidr.engine.drivers.db import timeouts
+from murano_cidr.engine.drivers.db import postgresql
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 
 #: Nothing listens on port 1.
 MYSQL_DOWN = "mysql+pymysql://murano:s3cret@127.0.0.1:1/murano"
 PG_DOWN = "postgresql+psycopg2://murano:s3cret@127.0.0.1:1/murano"
+PG = postgresql.PostgreSQL()
 
 
 def pytest_psycopg2():
@@ -111,7 +113,7 @@ class TestParameters(DatabaseTestCase):
     def test_the_installed_libpq_is_read(self):
         import psycopg2.extensions
         self.assertEqual(psycopg2.extensions.libpq_version(),
-                         timeouts.libpq_version("psycopg2"))
+                         postgresql.libpq_version("psycopg2"))
         self.assertEqual(
             psycopg2.extensions.libpq_version() >= 120000,
             "tcp_user_timeout" in self.query(PG_DOWN))
@@ -146,7 +148,7 @@ class TestParameters(DatabaseTestCase):
             self.assertIn(why, str(e))
 
     def test_defaults_only_for_drivers_whose_names_we_know(self):
-        self.assertEqual({"charset": "utf8mb4"}, timeouts.defaults(
+        self.assertEqual({"charset": "utf8mb4"}, mysql.defaults(
             api.sa.engine.url.make_url("mysql+mysqlconnector://h/d")))
 
 
@@ -169,14 +171,14 @@ class TestPostgresqlUnreachable(DatabaseTestCase):
             return db_exc.DBError(sa_exc.OperationalError("SELECT 1", {},
                                                           error))
 
-        self.assertFalse(misconfigured.connection_failed(wrapped(
+        self.assertFalse(errors.connection_failed(PG, wrapped(
             psycopg2.errors.QueryCanceled("canceling statement"))))
-        self.assertTrue(misconfigured.connection_failed(wrapped(
+        self.assertTrue(errors.connection_failed(PG, wrapped(
             psycopg2.OperationalError("connection to server at ... "
                                       "failed"))))
-        self.assertTrue(misconfigured.connection_failed(
-            db_exc.DBConnectionError()))
-        self.assertFalse(misconfigured.connection_failed(db_exc.DBError()))
+        self.assertTrue(errors.connection_failed(
+            PG, db_exc.DBConnectionError()))
+        self.assertFalse(errors.connection_failed(PG, db_exc.DBError()))
 
 
 class TestNoProcessWideState(base.TestCase):
@@ -194,7 +196,7 @@ class TestNoProcessWideState(base.TestCase):
         "if sys.argv[1] == 'load':\n"
         "    from murano_cidr.engine.drivers.db import driver\n"
         "    from murano_cidr.engine.drivers.db import (\n"
-        "        api, connection, timeouts)\n"
+        "        api, connection, postgresql)\n"
         "engine = engines.create_engine(%r, max_retries=0)\n"
         "try:\n"
         "    engine.connect()\n"

@@ -10,13 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Client-side deadlines on the PostgreSQL driver's waits.
+"""The PostgreSQL dialect of the ``db`` driver (a ``db_dialects`` plugin).
 
-A real thread (also under eventlet) shuts down the socket of a connection
-that waited ``read_timeout`` since its ping, statement, commit or rollback
-began; under a psycopg2 wait callback (eventlet's) a green timeout bounds
-each connection attempt, which libpq's ``connect_timeout`` then does not.
-Why and how: ``doc/source/contributor/drivers.rst``.
+Default connection parameters that bound every wait, a client-side
+deadline on each wait (a real thread cuts a connection that waited
+``read_timeout``, also under eventlet), a green timeout on each connection
+attempt under a psycopg2 wait callback, and the server's refusals named.
+What each bounds: ``doc/source/admin/timeouts.rst``.
 """
 
 import os
@@ -27,7 +27,58 @@ import time
 
 import sqlalchemy as sa
 
-from murano_cidr.engine.drivers.db import compat
+from murano_cidr.engine.drivers.db import connection
+
+#: libpq: seconds per connection attempt.
+PG_CONNECT_TIMEOUT = 5
+#: libpq: milliseconds sent data may stay unacknowledged before the
+#: connection is dropped (a dead link is noticed within this).
+PG_TCP_USER_TIMEOUT = 10000
+#: The first libpq that knows tcp_user_timeout (12); an older one refuses
+#: to connect with it, so it is not given one.
+LIBPQ_TCP_USER_TIMEOUT = 120000
+#: Server side: milliseconds a statement may run or wait for a lock.
+PG_STATEMENT_TIMEOUT = 20000
+#: Client side (the watchdog's): seconds one wait for the server may last;
+#: above statement_timeout (its answer comes first).
+PG_READ_TIMEOUT = 25
+#: Server side: milliseconds a transaction may wait for its client before
+#: the server ends it and frees its locks (a client cut off mid-call).
+PG_IDLE_IN_TRANSACTION_TIMEOUT = 15000
+
+#: The default connection parameters of psycopg2 and psycopg.
+DEFAULTS = {
+    "connect_timeout": str(PG_CONNECT_TIMEOUT),
+    "keepalives": "1",
+    "keepalives_idle": "5",
+    "keepalives_interval": "2",
+    "keepalives_count": "3",
+    "tcp_user_timeout": str(PG_TCP_USER_TIMEOUT),
+    "read_timeout": str(PG_READ_TIMEOUT),
+    "options": "-c statement_timeout=%d "
+               "-c idle_in_transaction_session_timeout=%d"
+               % (PG_STATEMENT_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT),
+}
+
+#: psycopg2's refused connections carry no SQLSTATE, only the server's
+#: text (English unless its lc_messages says otherwise).
+REFUSALS = {
+    "password authentication failed":
+        "the server refused the user name or password",
+    "role \"": "the user does not exist",
+    "does not exist": "the database does not exist"}
+
+
+def libpq_version(driver):
+    """Return the libpq version under ``psycopg2`` or ``psycopg`` (0: none)."""
+    try:
+        if driver == "psycopg2":
+            from psycopg2 import extensions
+            return extensions.libpq_version()
+        from psycopg import pq
+        return pq.version()
+    except ImportError:  # not installed: connecting will say so
+        return 0
 
 
 def _threading():
@@ -148,7 +199,9 @@ def watch(engine, seconds):
         # raise PendingRollbackError in place of the error that lost it
         # (which the driver retries).
         if not conn.invalidated:
-            _watchdog.arm(compat.dbapi_connection(conn), seconds)
+            fairy = conn.connection  # compat.dbapi_connection, inline
+            _watchdog.arm(getattr(fairy, "dbapi_connection", None)
+                          or fairy.connection, seconds)
 
     for name in ("commit", "rollback"):
         sa.event.listen(engine, name, arm_transaction_end)
@@ -162,3 +215,46 @@ def watch(engine, seconds):
         return ping(dbapi_connection)
 
     engine.dialect.do_ping = armed_ping
+
+
+class PostgreSQL(connection.Dialect):
+    """PostgreSQL through psycopg2 or psycopg: every wait bounded."""
+
+    def defaults(self, url):
+        """:data:`DEFAULTS`, without tcp_user_timeout before libpq 12."""
+        if url.get_driver_name() not in ("psycopg2", "psycopg"):
+            return {}
+        found = dict(DEFAULTS)
+        if libpq_version(url.get_driver_name()) < LIBPQ_TCP_USER_TIMEOUT:
+            del found["tcp_user_timeout"]
+        return found
+
+    def read_timeout(self, query):
+        """``read_timeout`` is the watchdog's, not libpq's: taken out."""
+        if "read_timeout" in query:
+            return int(query.pop("read_timeout"))
+        return None
+
+    def engine_created(self, engine, seconds):
+        """Bound every wait of the engine's connections (:func:`watch`)."""
+        watch(engine, seconds)
+
+    def lost(self, error):
+        """psycopg's OperationalError without an SQLSTATE: no connection."""
+        kind = type(error)
+        return (kind.__name__ == "OperationalError"
+                and kind.__module__.split(".")[0] in ("psycopg2", "psycopg")
+                and getattr(error, "pgcode", None) is None
+                and getattr(error, "sqlstate", None) is None)
+
+    def refused(self, error):
+        """Name a refused password, user or database in psycopg2's text."""
+        args = getattr(error, "args", ())
+        if not type(error).__module__.startswith("psycopg2") or not args:
+            return None
+        text = str(args[0])
+        for fragment, why in REFUSALS.items():
+            if fragment in text and (fragment != "does not exist"
+                                     or "database \"" in text):
+                return why
+        return None

@@ -10,17 +10,17 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The sessions of a MySQL or MariaDB database of the ``db`` driver.
+"""The MySQL/MariaDB dialect of the ``db`` driver (a ``db_dialects`` plugin).
 
-Their default connection parameters (:data:`DEFAULTS`: the character set,
-and the bounds of their waits, see
-:mod:`murano_cidr.engine.drivers.db.timeouts`), the check of a ``charset`` the
-operator gives, and their isolation level (:func:`read_committed`). Loaded for
-a MySQL/MariaDB URL only.
+Default connection parameters (:data:`DEFAULTS`: the character set and
+the bounds of every wait), the check of a ``charset`` the operator gives,
+READ COMMITTED sessions (:func:`read_committed`) and the server's
+refusals named.
 """
 
 import sqlalchemy as sa
 
+from murano_cidr.engine.drivers.db import connection
 from murano_cidr import exceptions
 
 try:
@@ -115,3 +115,34 @@ def read_committed(engine):
             cursor.close()
 
     sa.event.listen(engine, "connect", on_connect)
+
+
+#: MySQL/MariaDB server errors that name the configuration's fault.
+REFUSALS = {
+    1044: "the user may not use this database",
+    1045: "the server refused the user name or password",
+    1049: "the database does not exist"}
+
+
+class MySQL(connection.Dialect):
+    """MySQL and MariaDB through PyMySQL or mysqlclient."""
+
+    def defaults(self, url):
+        """:func:`defaults`."""
+        return defaults(url)
+
+    def check(self, url, query, group):
+        """Refuse a ``charset`` PyMySQL does not know."""
+        check_charset(url, query.get("charset"), group)
+
+    def engine_created(self, engine, seconds):
+        """Make the sessions READ COMMITTED (:func:`read_committed`)."""
+        read_committed(engine)
+
+    def refused(self, error):
+        """Name a refused user, password or database (PyMySQL's codes)."""
+        args = getattr(error, "args", ())
+        if (type(error).__module__.startswith("pymysql") and args
+                and args[0] in REFUSALS):
+            return REFUSALS[args[0]]
+        return None

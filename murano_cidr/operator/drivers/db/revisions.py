@@ -13,14 +13,13 @@
 """The driver's alembic revisions, and how a database's compares with them.
 
 The driver's tables may share a database with another service, so its
-alembic version table is its own (:data:`VERSION_TABLE`) and migrations only
-ever look at tables named ``murano_cidr_*``. This module reads the
-driver's tables in a database on an open connection and compares its
-revision with the revisions this code knows; it changes nothing. Running
-migrations is :mod:`murano_cidr.operator.drivers.db.migration`'s job. The
-driver loads it only for a database that is not at
-:data:`~murano_cidr.engine.drivers.db.models.REVISION`
-(:func:`~murano_cidr.engine.drivers.db.driver.check_schema`).
+alembic version table is its own (:data:`VERSION_TABLE`) and migrations
+only ever look at tables named ``murano_cidr_*``. This module reads the
+driver's tables on an open connection and compares their revision with
+the scripts this code ships (``alembic/``, beside it); it changes
+nothing. Running migrations is :mod:`.migration`'s job. An engine never
+loads it: its driver checks against
+:data:`~murano_cidr.engine.drivers.db.models.REVISIONS`.
 """
 
 import enum
@@ -41,7 +40,7 @@ revision_of = models.revision_of
 #: The prefix of every table the driver owns.
 TABLE_PREFIX = "murano_cidr_"
 
-SCRIPT_LOCATION = "murano_cidr.engine.drivers.db:alembic"
+SCRIPT_LOCATION = "murano_cidr.operator.drivers.db:alembic"
 
 
 def include_object(obj, name, type_, reflected, compare_to):

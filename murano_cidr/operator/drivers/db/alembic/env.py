@@ -21,7 +21,7 @@ another service's.
 from alembic import context
 
 from murano_cidr.engine.drivers.db import models
-from murano_cidr.engine.drivers.db import revisions
+from murano_cidr.operator.drivers.db import revisions
 
 config = context.config
 
