@@ -55,7 +55,7 @@ DRIVER_MODULES = {
     "db": frozenset({"murano_cidr.messages"} | {
         E + "drivers.db" + name for name in (
             "", ".allocating", ".api", ".compat", ".connection", ".driver",
-            ".models", ".options", ".statements", ".sqlite_writer")}),
+            ".errors", ".hints", ".models", ".options", ".sqlite")}),
     "lock": frozenset(E + "drivers.lock" + name for name in (
         "", ".backend", ".driver", ".file_backend", ".file_records",
         ".holdings", ".options", ".picking", ".reservations")),

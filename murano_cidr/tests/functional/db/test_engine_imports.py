@@ -23,7 +23,7 @@ from murano_cidr.tests.functional.db import base
 from murano_cidr.tests.unit import test_runtime_imports as imports
 
 #: The ``db`` driver's modules that only an SQLite database loads.
-SQLITE_ONLY = frozenset({"murano_cidr.engine.drivers.db.sqlite_writer"})
+SQLITE_ONLY = frozenset({"murano_cidr.engine.drivers.db.sqlite"})
 
 
 class EngineImportsTests(object):
@@ -42,11 +42,8 @@ class EngineImportsTests(object):
 
 class TestPostgresql(base.PostgresqlBackend, EngineImportsTests,
                      base.DbTestCase):
-    server_modules = frozenset({"murano_cidr.engine.drivers.db.timeouts",
-                                "murano_cidr.engine.drivers.db.watchdog"})
+    server_modules = frozenset({"murano_cidr.engine.drivers.db.postgresql"})
 
 
 class TestMySQL(base.MySQLBackend, EngineImportsTests, base.DbTestCase):
-    server_modules = frozenset({
-        "murano_cidr.engine.drivers.db.timeouts",
-        "murano_cidr.engine.drivers.db.mysql_sessions"})
+    server_modules = frozenset({"murano_cidr.engine.drivers.db.mysql"})
