@@ -15,12 +15,18 @@
 The engine of :mod:`murano_cidr.tests.unit.test_runtime_imports` (one
 network allocated, confirmed and released, in a fresh interpreter) with
 ``[cidr_allocator_database] connection`` on PostgreSQL and on MariaDB: the
-network timeouts and the server's own session code load in place of
-SQLite's writer, within the same budget of lines.
+server's own dialect module loads in place of SQLite's; and every path of
+such an engine (:mod:`murano_cidr.tests.engine_paths`).
 """
 
+from sqlalchemy.engine import url as sa_url
+import testscenarios
+
+from murano_cidr.tests import engine_paths
 from murano_cidr.tests.functional.db import base
 from murano_cidr.tests.unit import test_runtime_imports as imports
+
+load_tests = testscenarios.load_tests_apply_scenarios
 
 #: The ``db`` driver's modules that only an SQLite database loads.
 SQLITE_ONLY = frozenset({"murano_cidr.engine.drivers.db.sqlite"})
@@ -36,8 +42,6 @@ class EngineImportsTests(object):
         self.assertEqual(
             sorted(imports.CORE | imports.DRIVER_MODULES["db"] - SQLITE_ONLY
                    | self.server_modules), sorted(modules))
-        self.assertLessEqual(sum(modules.values()),
-                             imports.LINE_BUDGET["db"], modules)
 
 
 class TestPostgresql(base.PostgresqlBackend, EngineImportsTests,
@@ -47,3 +51,31 @@ class TestPostgresql(base.PostgresqlBackend, EngineImportsTests,
 
 class TestMySQL(base.MySQLBackend, EngineImportsTests, base.DbTestCase):
     server_modules = frozenset({"murano_cidr.engine.drivers.db.mysql"})
+
+
+class EnginePathsTests(object):
+    """Every path of an engine on the server (engine_paths)."""
+
+    scenarios = [(path, {"path": path}) for path in
+                 ("happy",) + engine_paths.ERRORS["db"]]
+
+    def test_carries_its_wing_only(self):
+        # The engine reaches the server through a relay it cuts for
+        # DatabaseUnavailable.
+        url = sa_url.make_url(self.url)
+        relayed = url.set(host="127.0.0.1", port=1).render_as_string(
+            hide_password=False).replace(":1/", ":{port}/")
+        report = engine_paths.engine_path(
+            self, "db", self.path, relayed,
+            "[cidr_allocator_database]\ncall_timeout = 5\nmax_retries = 1\n",
+            url.port or self.default_port)
+        engine_paths.assertCarriesItsWingOnly(self, report, self.path)
+
+
+class TestPostgresqlPaths(base.PostgresqlBackend, EnginePathsTests,
+                          base.DbTestCase):
+    default_port = 5432
+
+
+class TestMySQLPaths(base.MySQLBackend, EnginePathsTests, base.DbTestCase):
+    default_port = 3306
