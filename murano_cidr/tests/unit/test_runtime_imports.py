@@ -49,7 +49,7 @@ CORE = frozenset({
 #: Each driver's runtime modules, besides :data:`CORE` (``lock`` on file
 #: locks: a lock service's module loads when a coordination_url names it;
 #: ``db`` on SQLite: a database on a server loads its own dialect module in
-#: place of ``sqlite``: murano_cidr/tests/functional/db/test_engine_imports.py).
+#: place of ``sqlite``: tests/functional/db/test_engine_imports.py).
 #: Their lines, on every path: murano_cidr/tests/engine_paths.py.
 DRIVER_MODULES = {
     "db": frozenset({"murano_cidr.messages"} | {
