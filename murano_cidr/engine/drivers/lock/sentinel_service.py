@@ -22,7 +22,7 @@ engines, and both engines' ``confirm`` succeeded (issue 33).
 
 So the ``lock`` driver keeps its reservation records through clients of
 its own
-(:class:`~murano_cidr.engine.drivers.lock.service_records.RedisRecords`): each
+(:class:`SentinelRecords`): each
 call asks the Sentinels of the URL (its host and every ``sentinel_fallback``)
 which server is master (:func:`discover`) and opens a connection of its own to
 it, and a record is written there with ``ROLE`` and ``WAIT 1`` on the same
@@ -35,22 +35,19 @@ import urllib.parse
 
 from oslo_utils import netutils
 from oslo_utils import strutils
+import redis
+from redis import sentinel
+
+from murano_cidr.engine.drivers.lock import redis_service
+from murano_cidr.engine.drivers.lock import tooz_backend
+from murano_cidr import exceptions
+from murano_cidr import messages
 
 #: Sentinel's own port, where the URL names none.
 SENTINEL_PORT = 26379
 
-
-def no_retries():
-    """Return the redis-py client options that turn its retries off."""
-    # NOTE: redis-py before 4.1 (Xena's 3.5.3) has no retry policy: it
-    # tries a connection once, and a command again only after a timeout
-    # with retry_on_timeout set, which is off by default.
-    try:
-        from redis import backoff
-        from redis import retry
-    except ImportError:
-        return {}
-    return {"retry": retry.Retry(backoff.NoBackoff(), 0)}
+#: Replicas that must acknowledge a record.
+REPLICAS = 1
 
 
 def master_name(url):
@@ -87,38 +84,6 @@ def sentinels(url):
     return hosts
 
 
-def client_options(url, seconds):
-    """Return redis-py's options for a server and for the Sentinels of ``url``.
-
-    :param url: a ``redis://`` or ``rediss://`` coordination URL.
-    :param seconds: how long each connection and answer may take.
-    :returns: ``(server options, Sentinel options)``: TLS, credentials and
-        timeouts, with redis-py's retries off.
-    """
-    parts = urllib.parse.urlsplit(url)
-    query = urllib.parse.parse_qs(parts.query)
-    options = {name: query[name][-1] for name in
-               ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs")
-               if name in query}
-    options.update(socket_timeout=seconds, socket_connect_timeout=seconds,
-                   **no_retries())
-    if strutils.bool_from_string(query.get("ssl", [""])[-1]):
-        options["ssl"] = True
-    sentinel_options = {
-        "socket_timeout": seconds, "socket_connect_timeout": seconds}
-    sentinel_options.update(no_retries())
-    for name in ("username", "password"):
-        if "sentinel_" + name in query:
-            sentinel_options[name] = query["sentinel_" + name][-1]
-    if strutils.bool_from_string(query.get("sentinel_ssl", [""])[-1]):
-        sentinel_options["ssl"] = True
-    if parts.username:
-        options["username"] = urllib.parse.unquote(parts.username)
-    if parts.password:
-        options["password"] = urllib.parse.unquote(parts.password)
-    return options, sentinel_options
-
-
 def discover(url, seconds):
     """Ask the Sentinels of ``url`` which server is master, each once.
 
@@ -128,8 +93,15 @@ def discover(url, seconds):
     :raises redis.RedisError: if no Sentinel names a master it judges up
         (redis-py's ``MasterNotFoundError``).
     """
-    from redis import sentinel
-    _options, sentinel_options = client_options(url, seconds)
+    sentinel_options = {
+        "socket_timeout": seconds, "socket_connect_timeout": seconds}
+    sentinel_options.update(redis_service.no_retries())
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    for name in ("username", "password"):
+        if "sentinel_" + name in query:
+            sentinel_options[name] = query["sentinel_" + name][-1]
+    if strutils.bool_from_string(query.get("sentinel_ssl", [""])[-1]):
+        sentinel_options["ssl"] = True
     manager = sentinel.Sentinel(sentinels(url),
                                 sentinel_kwargs=sentinel_options)
     try:
@@ -139,43 +111,64 @@ def discover(url, seconds):
             client.close()
 
 
-def ping(url, seconds, describe):
-    """Ask each Sentinel of the URL in turn until one names the master.
+class Sentinel(redis_service.Redis):
+    """redis-py with Sentinel: every call goes to the master named now."""
 
-    :param url: a coordination URL naming a Sentinel master.
-    :param seconds: how long each connection and answer may take.
-    :param describe: turns an exception into one line of text.
-    :returns: None if a Sentinel named the master and the master answered
-        PING; else why not.
+    def hosts(self, url):
+        return sentinels(url)
+
+    def ping(self, url, seconds):
+        """Ask each Sentinel in turn for the master, then PING it."""
+        try:
+            host, port = discover(url, seconds)
+        except redis.RedisError as e:
+            return "no Sentinel of %s names the master %s: %s" % (
+                ", ".join("%s:%d" % s for s in sentinels(url)),
+                master_name(url), tooz_backend.describe(e))
+        return redis_service.ping_server(url, host, port, seconds,
+                                         "the master ")
+
+    def records(self, url, lock_timeout, request):
+        return SentinelRecords(url, self.request_seconds(url, lock_timeout),
+                               request)
+
+
+class SentinelRecords(redis_service.RedisRecords):
+    """Records on the master the Sentinels name, acknowledged by a replica.
+
+    Each call opens a connection of its own to the master; a record is
+    written with ``ROLE`` and ``WAIT`` on it, and one a stale master
+    granted, or no replica acknowledged, is deleted and not used.
     """
-    import redis
-    try:
-        host, port = discover(url, seconds)
-    except redis.RedisError as e:
-        return "no Sentinel of %s names the master %s: %s" % (
-            ", ".join("%s:%d" % s for s in sentinels(url)), master_name(url),
-            describe(e))
-    return ping_server(url, host, port, seconds, describe, "the master ")
 
+    def _connected(self, function):
+        host, port = discover(self._url, self._seconds)
+        client = redis.Redis(host=host, port=port,
+                             single_connection_client=True, **self._options)
+        try:
+            return function(client)
+        finally:
+            client.close()
 
-def ping_server(url, host, port, seconds, describe, what=""):
-    """Ask one Redis server a PING, with the URL's options and no retry.
+    def create(self, name, data, version, hold):
+        if version is not None:
+            return False
+        px = max(1, int(hold * 1000))
 
-    :param url: the coordination URL, for its TLS and credentials.
-    :param what: how the message names the server (``"the master "``).
-    :returns: None if the server answered (an authentication error is an
-        answer: the coordinator's start says what is wrong); else why not.
-    """
-    import redis
-    options, _sentinel_options = client_options(url, seconds)
-    client = redis.Redis(host=host, port=port, **options)
-    try:
-        client.ping()
-    except (redis.AuthenticationError, redis.ResponseError):
-        return None
-    except redis.RedisError as e:
-        return "no answer to PING from %s%s:%d: %s" % (
-            what, host, port, describe(e))
-    finally:
-        client.close()
-    return None
+        def write(client):
+            pipe = client.pipeline(transaction=False)
+            pipe.execute_command("ROLE")
+            pipe.set(name, data, nx=True, px=px)
+            pipe.execute_command("WAIT", REPLICAS, int(self._seconds * 500))
+            role, written, acknowledged = pipe.execute()
+            role = role[0].decode() if isinstance(role[0], bytes) else role[0]
+            if written and (role != "master" or int(acknowledged) < REPLICAS):
+                client.eval(redis_service.COMPARE_AND_DELETE, 1, name, data)
+                raise exceptions.LockUnavailable(
+                    url=messages.safe_url(self._url),
+                    reason="the record %s was written on a %s that %d "
+                    "replica(s) acknowledged, %d needed" % (
+                        name, role, int(acknowledged), REPLICAS))
+            return bool(written)
+
+        return self._call("cannot write the record %s" % name, write)
