@@ -12,14 +12,9 @@
 
 """What the ``lock`` driver needs from a lock service, the names it uses there.
 
-Every engine agrees on the names: the *scope lock*, held while one caller
-picks in a scope where the service queues its waiters, and the
-*reservation record* of each (scope, block). A block is an aligned network
-of ``reservation_prefixlen``; a CIDR is reserved by a record on every block
-it overlaps. Each lock service is a module of its own, found through the
-``murano_cidr.lock_services`` entry points by :func:`open_backend`, so an
-engine loads only its service's modules. Why the names and blocks are as
-they are: :doc:`/reference/lock-driver`.
+Each lock service is a module of its own, loaded by :func:`open_backend`
+through the ``murano_cidr.lock_services`` entry points. The names (scope
+locks, block records) and blocks: :doc:`/reference/lock-driver`.
 """
 
 import abc
@@ -150,11 +145,10 @@ def _raise(_manager, _entry_point, error):
 
 
 def service(url):
-    """Return the lock service class of ``url``, loaded by stevedore.
+    """Return the class of ``url``'s service (None: file locks).
 
-    :param url: the coordination URL, or None for file locks.
-    :returns: a class with ``open(url, conf)`` returning a
-        :class:`LockBackend`.
+    Its ``open(url, conf)`` returns the :class:`LockBackend`.
+
     :raises murano_cidr.exceptions.InvalidConfig: if no module of ours
         serves the URL, or the client library it needs is missing.
     """

@@ -18,6 +18,7 @@ service named by ``[cidr_allocator] coordination_url``. The pick itself is
 contract and the reservations this process made (:class:`Holdings`).
 """
 
+import collections
 import datetime
 import threading
 import time
@@ -42,32 +43,24 @@ LOG = logging.getLogger(__name__)
 DROPPED_KEPT = 10000
 
 
-class Held(object):
-    """A reservation this process made, from allocate to confirm."""
-
-    __slots__ = ("allocation", "reservation", "deadline")
-
-    def __init__(self, allocation, reservation, deadline):
-        self.allocation = allocation
-        self.reservation = reservation
-        self.deadline = deadline
+#: A reservation this process made, from allocate to confirm; its
+#: deadline is on the holdings' clock.
+Held = collections.namedtuple("Held", "allocation reservation deadline")
 
 
 class Holdings(object):
     """The reservations of one driver, by owner, dropped after ``timeout``.
 
-    The records expire on their own; a handle older than ``timeout`` is
-    dropped (its records deleted if still its own) at the next allocation,
-    and its owner remembered (the last :data:`DROPPED_KEPT`) so that a late
-    confirm says the reservation was lost. Deadlines are on ``clock``, a
-    monotonic clock; no timer or thread is needed.
+    A handle older than ``timeout`` (on the monotonic ``clock``) is dropped
+    at the next allocation, its records deleted if still its own; its owner
+    is remembered (the last :data:`DROPPED_KEPT`) so that a late confirm
+    says the reservation was lost.
     """
 
     def __init__(self, timeout, clock=time.monotonic):
         self.timeout = timeout
         self._clock = clock
-        # NOTE: guards the bookkeeping only, never held while the lock
-        # service is asked.
+        # NOTE: never held while the lock service is asked.
         self._mutex = threading.Lock()
         self._held = {}
         self._dropped = {}
@@ -238,9 +231,9 @@ class LockDriver(base.AllocatorDriver):
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
         """Reserve a CIDR for ``owner`` until :meth:`confirm`.
 
-        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`. A
-        callable ``taken`` is read once the scope's lock is held, and again
-        once the reservation is.
+        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`.
+        A callable ``taken`` is read under the scope's lock, and again once
+        the reservation is held.
 
         :returns: the CIDR; the one ``owner`` already holds in this
             process, if any.
@@ -278,18 +271,14 @@ class LockDriver(base.AllocatorDriver):
     def confirm(self, owner):
         """Delete the reservation's records: the subnet of ``owner`` exists.
 
-        From then on the router is the only record: nothing of ``owner``
-        is kept, here or in the lock service. Confirming an owner this
-        process holds no reservation of (unknown, already confirmed or
-        released, or reserved by another process) does nothing.
+        From then on the router is the only record. An owner this process
+        holds no reservation of is ignored.
 
-        :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
-        :raises murano_cidr.exceptions.ReservationLost: if the reservation's
-            records were lost (expired, released by another process, taken
-            over, or dropped by this process after
-            ``reservation_timeout``), or cannot be checked because the lock
-            service is unreachable; the reservation is forgotten.
+        :raises murano_cidr.exceptions.ReservationLost: if the records were
+            lost (expired, released or taken over elsewhere, dropped here
+            after ``reservation_timeout``) or cannot be checked (the lock
+            service is unreachable); the reservation is forgotten.
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
@@ -326,25 +315,19 @@ class LockDriver(base.AllocatorDriver):
         try:
             picking.drop_index(self.backend.records, reservation)
         except exceptions.LockUnavailable as e:
-            # NOTE: an index whose records are gone frees nothing and
-            # expires with them.
+            # NOTE: an index whose records are gone frees nothing.
             LOG.warning("Could not delete the owner index of %s: %s",
                         reservation.record.owner, e.kwargs.get("reason", e))
 
     def release(self, owner):
         """Delete the reservation of ``owner``, whichever process made it.
 
-        The records are found through the owner's index record, so a
-        delete in any engine process or host frees a reservation that was
-        never confirmed, at once.
-
-        :returns: True if a reservation was dropped; False otherwise: a
-            confirmed CIDR is kept from other engines by its subnet alone,
-            and is free once the subnet left the router.
+        :returns: True if a reservation was dropped; False otherwise (a
+            confirmed CIDR is free once its subnet left the router).
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.LockUnavailable: if the lock service
-            cannot be reached; the reservation then lasts until it is
-            released again or ``reservation_timeout`` has passed.
+            cannot be reached; the reservation then lasts until released
+            again or ``reservation_timeout`` has passed.
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)

@@ -174,7 +174,6 @@ class Etcd3(tooz_backend.Client):
       serialised on etcd3 (see :mod:`murano_cidr.engine.drivers.lock.backend`).
     """
 
-    serialises = False
     coordinated = False
 
     def hosts(self, url):

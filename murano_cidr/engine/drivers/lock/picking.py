@@ -20,6 +20,7 @@ service's, not a process's: any engine releases an owner through its index
 (:func:`release`). Why: :doc:`/reference/lock-driver`.
 """
 
+import collections
 import hashlib
 import json
 import secrets
@@ -34,27 +35,19 @@ from murano_cidr import exceptions
 
 LOG = logging.getLogger(__name__)
 
-# NOTE: the operating system's randomness, so forked engines never share a
-# seed and never try the same candidates in the same order.
+# NOTE: the system's randomness: forked engines never share a seed.
 _RANDOM = secrets.SystemRandom()
 
 
-class Record(object):
+class Record(collections.namedtuple(
+        "Record", "owner scope cidr token created expires")):
     """One reservation, as every block record and its owner index keep it.
 
     Stored as JSON; ``created`` and ``expires`` are seconds since the
     epoch, ``token`` is unique to the reservation.
     """
 
-    __slots__ = ("owner", "scope", "cidr", "token", "created", "expires")
-
-    def __init__(self, owner, scope, cidr, token, created, expires):
-        self.owner = owner
-        self.scope = scope
-        self.cidr = cidr
-        self.token = token
-        self.created = created
-        self.expires = expires
+    __slots__ = ()
 
     @classmethod
     def new(cls, owner, scope, cidr, hold, clock=None):
@@ -64,16 +57,14 @@ class Record(object):
 
     def encode(self):
         """Return the record's bytes, as stored."""
-        return json.dumps({name: getattr(self, name)
-                           for name in self.__slots__},
-                          sort_keys=True).encode("utf-8")
+        return json.dumps(self._asdict(), sort_keys=True).encode("utf-8")
 
     @classmethod
     def decode(cls, data):
         """Return the record stored as ``data``, or None if unreadable."""
         try:
             fields = json.loads(data)
-            return cls(*(fields[name] for name in cls.__slots__))
+            return cls(*(fields[name] for name in cls._fields))
         except (ValueError, TypeError, KeyError):
             return None
 
@@ -82,8 +73,7 @@ class Record(object):
         return self.expires > (clock or time.time)()
 
 
-#: What an unreadable record (not written by this release) counts as:
-#: live, for as long as its store keeps it.
+#: An unreadable record (another release's) is live while it is kept.
 _UNKNOWN = Record("?", None, "?", "?", 0, float("inf"))
 
 
@@ -116,12 +106,7 @@ def claim(store, name, record, data):
 
 
 class RecordReservation(object):
-    """The block records of one reservation, held in the lock service.
-
-    :meth:`release_checked` raises
-    :class:`~murano_cidr.exceptions.LockUnavailable` if the service cannot
-    be asked (the reservation then expires).
-    """
+    """The block records of one reservation, held in the lock service."""
 
     def __init__(self, store, names, record):
         self.store = store
@@ -140,7 +125,11 @@ class RecordReservation(object):
                         e.kwargs.get("reason", e))
 
     def release_checked(self):
-        """Release it; return False if it was lost before."""
+        """Release it; return False if it was lost before.
+
+        :raises murano_cidr.exceptions.LockUnavailable: if the service
+            cannot be asked; the reservation then expires.
+        """
         held = True
         error = None
         for name in self.names:
@@ -191,8 +180,7 @@ def write_index(store, reservation):
         # An index that expired (files, ZooKeeper keep it) is replaced.
         if store.create(name, data, version, hold):
             return
-    # NOTE: another process holds a reservation for the same owner: its
-    # index stays, and this reservation expires on its own.
+    # NOTE: another process's index stays; this reservation expires.
     LOG.warning("Another engine process holds a reservation for %s; a "
                 "release of %s will not free %s, which is held until it is "
                 "confirmed or reservation_timeout has passed",
@@ -205,11 +193,7 @@ def utc(seconds):
 
 
 class TakenReader(object):
-    """Read ``taken`` once if it is a collection, at each call if a callable.
-
-    A collection (perhaps a generator) is read and validated when the
-    reader is built, before any lock is taken.
-    """
+    """Read ``taken`` now if a collection, at each call if a callable."""
 
     def __init__(self, taken, version):
         self.version = version
@@ -228,10 +212,8 @@ def try_reserve(store, prefixlen, scope, net, record):
     """Write ``record`` for every block ``net`` overlaps, without waiting.
 
     :returns: ``(reservation, None, None)``, or ``(None, block, holder)``
-        with the block another engine holds and its live :class:`Record`;
-        nothing is kept then.
-    :raises murano_cidr.exceptions.LockUnavailable: if the lock service
-        cannot be reached; nothing is kept.
+        with a block another engine holds and its :class:`Record`.
+    :raises murano_cidr.exceptions.LockUnavailable: nothing is kept.
     """
     data = record.encode()
     names = []
@@ -252,11 +234,10 @@ def try_reserve(store, prefixlen, scope, net, record):
 def pick(store, prefixlen, scope, pool, read_taken, new_record, exhausted):
     """Reserve a free candidate at random; call with the scope lock held.
 
-    A candidate any of whose blocks holds another engine's live record is
-    skipped; one whose subnet appeared while it was being reserved (a
-    callable ``taken``, read again) is given up. When every candidate was
-    skipped or given up, one more pass starts with ``taken`` read again,
-    so the pool is exhausted against one moment, not the whole call.
+    A candidate with a block another engine holds is skipped; one whose
+    subnet appeared meanwhile (``taken`` read again) is given up. Once all
+    were, one more pass reads ``taken`` again: the pool is exhausted at one
+    moment, not over the whole call.
 
     :param new_record: ``new_record(cidr)`` returns the :class:`Record`.
     :param exhausted: ``exhausted(pool, scope, free_map, allocated_map,
@@ -353,10 +334,10 @@ def from_index(store, owner):
         index = json.loads(data)
         record_data = index["record"].encode("utf-8")
         names = [str(name) for name in index["names"]]
+        record = Record.decode(record_data)
     except (ValueError, TypeError, KeyError, AttributeError):
-        record_data = names = None
-    record = indexed_record(data)
-    if record is None or names is None:
+        record = None
+    if record is None:
         LOG.warning("The owner index of %s is unreadable; its reservation "
                     "expires on its own", owner)
         return None, None
@@ -389,8 +370,7 @@ def drop_index(store, reservation):
 def describe(records, own, hold, now=None):
     """Say who holds the reservations in the way, and when they drop.
 
-    :param records: the live :class:`Record` met, one per
-        reservation.
+    :param records: the live :class:`Record` met, one per reservation.
     :param own: the owners this process reserved for.
     :param hold: ``reservation_timeout``.
     :returns: ``"; ..."`` for :class:`~murano_cidr.exceptions.PoolExhausted`,

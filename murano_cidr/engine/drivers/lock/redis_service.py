@@ -26,9 +26,8 @@ try:
     from redis import backoff as redis_backoff
     from redis import retry as redis_retry
 except ImportError:
-    # NOTE: redis-py before 4.1 (Xena's 3.5.3) has no retry policy: it
-    # tries a connection once, and a command again only after a timeout
-    # with retry_on_timeout set, which is off by default.
+    # NOTE: redis-py before 4.1 (Xena's 3.5.3) has none: it does not
+    # retry by default.
     redis_retry = None
 
 from murano_cidr.engine.drivers.lock import backend
@@ -89,14 +88,8 @@ def ping_server(url, host, port, seconds, what=""):
 class Redis(tooz_backend.Client):
     """redis-py: tooz's coordinator, records through a client of our own.
 
-    Picks are not serialised (a wait for a Redis lock polls it). Each
-    connection and reply times out after :func:`.tooz_backend.request_timeout`
-    seconds, and the driver waits no longer than twice that for a call,
-    since redis-py retries on its own; one PING with retries off comes
-    before the coordinator starts. Why: :doc:`/reference/lock-driver`.
+    How its calls are bounded, and why: :doc:`/reference/lock-driver`.
     """
-
-    serialises = False
 
     def options(self, lock_timeout):
         seconds = tooz_backend.request_timeout(lock_timeout)

@@ -12,12 +12,9 @@
 
 """A coordination service through tooz: many hosts.
 
-:class:`ToozLockBackend` takes the scope lock through tooz where the
-service queues its waiters, and bounds and types every call to the
-service; a :class:`Client` of each service's module (found through the
-``murano_cidr.lock_services`` entry points) says what its client library
-needs, and keeps the reservation records. The coordinator starts at the
-first use, so an engine starts while the service is down. How each
+:class:`ToozLockBackend` bounds and types every call to the service and
+starts tooz's coordinator at the first use; each service's :class:`Client`
+says what its client library needs and keeps the records. How each
 service fails and is bounded: :doc:`/reference/lock-driver`.
 """
 
@@ -25,11 +22,9 @@ import contextlib
 import os
 import socket
 import threading
-import time
 import urllib.parse
 import uuid
 
-from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import tooz
 from tooz import coordination
@@ -60,11 +55,7 @@ def request_timeout(lock_timeout):
 
 
 def for_url(url):
-    """Return the :class:`Client` of a coordination URL's service.
-
-    :raises murano_cidr.exceptions.InvalidConfig: if no service of ours
-        serves the URL.
-    """
+    """Return the :class:`Client` of ``url``; see :func:`.backend.service`."""
     return backend.service(url)()
 
 
@@ -75,7 +66,7 @@ def describe(error):
     text may be empty; the causes say what happened.
 
     :returns: e.g. ``"ToozConnectionError; caused by ConnectionFailedError:
-        ... Connection refused"``; never empty.
+        ... Connection refused"``.
     """
     parts = []
     for _ in range(8):
@@ -107,7 +98,7 @@ class Client(object):
     """
 
     heart = True
-    serialises = True
+    serialises = False
     coordinated = True
 
     def options(self, lock_timeout):
@@ -131,23 +122,15 @@ class Client(object):
         return None
 
     def ping(self, url, seconds):
-        """Ask the service once, before the coordinator starts.
-
-        :returns: None (also where nothing needs asking), or why the
-            service did not answer within ``seconds``.
-        """
+        """Ask the service once; return None or why it did not answer."""
         return None
 
     @classmethod
     def open(cls, url, conf):
-        """Return the :class:`ToozLockBackend` of ``url``, with this client.
-
-        :param conf: a configuration object with the ``lock`` driver's
-            options registered.
-        """
+        """Return the lock backend of ``url``, with this client."""
         group = conf[opts.GROUP]
-        return ToozLockBackend(url, group.lock_timeout,
-                               group.lock_wait_timeout, cls())
+        return cls.backend_class(url, group.lock_timeout,
+                                 group.lock_wait_timeout, cls())
 
     def hosts(self, url):
         """Return the ``(host, port)`` the URL names, in the order tried."""
@@ -167,13 +150,6 @@ class Client(object):
             reason="the lock driver keeps its reservations as records in "
             "Redis, etcd3, ZooKeeper or a directory (file://); %s cannot "
             "keep them" % urllib.parse.urlsplit(url).scheme)
-
-
-def _release_if_taken(lock):
-    def undo(taken):
-        if taken:
-            lock.release()
-    return undo
 
 
 def _member_id():
@@ -199,7 +175,6 @@ class ToozLockBackend(backend.LockBackend):
         self.description = messages.safe_url(url)
         self.lock_timeout = lock_timeout
         self.wait_timeout = wait_timeout
-        self._semaphores = lockutils.Semaphores()
         self._start_lock = threading.Lock()
         self._started = False
         self._restart = False
@@ -233,10 +208,7 @@ class ToozLockBackend(backend.LockBackend):
 
     @property
     def checked_seconds(self):
-        """How long a request whose answer matters may wait, or None.
-
-        Twice :attr:`request_seconds`: a late connection, then the reply.
-        """
+        """Twice :attr:`request_seconds` (a late connection, the reply)."""
         return self.request_seconds and 2 * self.request_seconds
 
     def request(self, what, function, seconds=None, undo=None):
@@ -326,59 +298,12 @@ class ToozLockBackend(backend.LockBackend):
 
     @contextlib.contextmanager
     def scope_lock(self, name):
-        deadline = time.monotonic() + self.wait_timeout
-        coordinator = self._coordinator_ready()
-        if not self.client.serialises:
-            yield
-            return
-        # NOTE: threads of this process queue here, so only one of them
-        # at a time polls the lock service for the scope; the wait for the
-        # service counts against the same deadline.
-        semaphore = self._semaphores.get(name)
-        if not semaphore.acquire(timeout=self.wait_timeout):
-            raise self._timed_out(name)
-        try:
-            lock = coordinator.get_lock(name.encode("utf-8"))
-            remaining = max(0.0, deadline - time.monotonic())
+        """Hold nothing: engines on this service do not wait for each other.
 
-            def wait():
-                try:
-                    return lock.acquire(blocking=remaining)
-                except self.client.lock_timeouts():
-                    return False
-
-            with self.calling("cannot take the lock %s" % name):
-                # NOTE: kazoo starts its wait again each time the engine
-                # ahead in the queue leaves; the driver waits no longer
-                # than the deadline.
-                try:
-                    acquired = deadlines.call(remaining, wait,
-                                              undo=_release_if_taken(lock))
-                except deadlines.Late:
-                    acquired = False
-            if not acquired:
-                raise self._timed_out(name)
-            try:
-                yield
-            finally:
-                self._release(lock, name)
-        finally:
-            semaphore.release()
-
-    def _timed_out(self, name):
-        return self._unavailable(
-            "the lock %s was not granted within %s seconds "
-            "([cidr_allocator] lock_wait_timeout)" % (name,
-                                                      self.wait_timeout))
-
-    def _release(self, lock, name):
-        """Release a scope lock; never raises (a lost lock is free)."""
-        try:
-            self.request("cannot release the lock %s" % name, lock.release,
-                         self.request_seconds)
-        except exceptions.LockUnavailable as e:
-            LOG.warning("Could not release lock %s on %s (it will expire): "
-                        "%s", name, self.description, e.kwargs["reason"])
+        The coordinator is started first, where the service has one.
+        """
+        self._coordinator_ready()
+        yield
 
     def try_start(self):
         """Start and stop the coordinator, unless it runs; keep nothing.
@@ -413,8 +338,7 @@ class ToozLockBackend(backend.LockBackend):
             heart = self._coordinator.heart
             if heart.is_alive():
                 # NOTE: tooz's heart retries a failed beat forever, and
-                # stop() waits for it: with the service down, stop() would
-                # never return. Give the heart one lock timeout to stop.
+                # stop() waits for it: give it one lock timeout.
                 heart.stop()
                 if heart.wait(self.lock_timeout):
                     LOG.warning("The heartbeat of %s did not stop within %s "
@@ -429,3 +353,7 @@ class ToozLockBackend(backend.LockBackend):
                 LOG.warning("Could not stop the coordinator of %s cleanly "
                             "(its locks will expire): %s",
                             self.description, e.kwargs["reason"])
+
+
+#: The backend a :class:`Client` is opened with, unless its own says.
+Client.backend_class = ToozLockBackend

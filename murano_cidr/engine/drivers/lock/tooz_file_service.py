@@ -19,10 +19,10 @@
 import urllib.parse
 
 from murano_cidr.engine.drivers.lock import file_service
-from murano_cidr.engine.drivers.lock import tooz_backend
+from murano_cidr.engine.drivers.lock import tooz_queue
 
 
-class Local(tooz_backend.Client):
+class Local(tooz_queue.QueuedClient):
     """``file://`` and ``ipc://``: locks die with their process."""
 
     heart = False

@@ -27,9 +27,10 @@ from oslo_utils import netutils
 
 from murano_cidr.engine.drivers.lock import backend
 from murano_cidr.engine.drivers.lock import tooz_backend
+from murano_cidr.engine.drivers.lock import tooz_queue
 
 
-class ZooKeeper(tooz_backend.Client):
+class ZooKeeper(tooz_queue.QueuedClient):
     """kazoo.
 
     Usage considerations: a lock is an ephemeral sequential znode; it lives
