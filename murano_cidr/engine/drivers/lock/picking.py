@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""One pick of the ``lock`` driver, top to bottom, and its records.
+"""One pick of the ``lock`` driver, read top to bottom, and its records.
 
 :func:`reserve` is ``allocate`` once the driver checked its arguments:
 under the scope lock, :func:`pick` chooses a free candidate at random and
@@ -39,196 +39,31 @@ LOG = logging.getLogger(__name__)
 _RANDOM = secrets.SystemRandom()
 
 
-class Record(collections.namedtuple(
-        "Record", "owner scope cidr token created expires")):
-    """One reservation, as every block record and its owner index keep it.
+def reserve(backend, prefixlen, pool, owner, scope, taken, hold, exhausted):
+    """Reserve a CIDR of ``pool`` for ``owner`` under the scope lock.
 
-    Stored as JSON; ``created`` and ``expires`` are seconds since the
-    epoch, ``token`` is unique to the reservation.
+    ``taken`` is read (and checked) before the lock is taken, or under it
+    if it is a callable. The owner index is written once the blocks are.
+
+    :param hold: ``reservation_timeout``, in seconds.
+    :returns: ``(cidr, reservation)``.
+    :raises: what :func:`pick` raises; nothing is held then.
     """
+    read_taken = TakenReader(taken, pool.version)
+    store = backend.records
 
-    __slots__ = ()
+    def new_record(cidr):
+        return Record.new(owner, scope, cidr, hold)
 
-    @classmethod
-    def new(cls, owner, scope, cidr, hold, clock=None):
-        """Return a new reservation of ``cidr``, held ``hold`` seconds."""
-        now = (clock or time.time)()
-        return cls(owner, scope, cidr, uuid.uuid4().hex, now, now + hold)
-
-    def encode(self):
-        """Return the record's bytes, as stored."""
-        return json.dumps(self._asdict(), sort_keys=True).encode("utf-8")
-
-    @classmethod
-    def decode(cls, data):
-        """Return the record stored as ``data``, or None if unreadable."""
-        try:
-            fields = json.loads(data)
-            return cls(*(fields[name] for name in cls._fields))
-        except (ValueError, TypeError, KeyError):
-            return None
-
-    def live(self, clock=None):
-        """Tell whether the record still holds its blocks."""
-        return self.expires > (clock or time.time)()
-
-
-#: An unreadable record (another release's) is live while it is kept.
-_UNKNOWN = Record("?", None, "?", "?", 0, float("inf"))
-
-
-def _holder(store, name):
-    data, _version = store.read(name)
-    return (Record.decode(data) if data is not None else None) or _UNKNOWN
-
-
-def claim(store, name, record, data):
-    """Write ``record`` (bytes ``data``) unless a live record holds ``name``.
-
-    :returns: None if written; else the live :class:`Record` in the way
-        (one of an unknown layout is owned by ``"?"``).
-    """
-    hold = record.expires - record.created
-    if store.create(name, data, None, hold):
-        return None
-    if store.expires_itself:
-        return _holder(store, name)
-    current, version = store.read(name)
-    if current is not None:
-        other = Record.decode(current)
-        if other is None or other.live():
-            return other or _UNKNOWN
-        LOG.info("The reservation of %s for %s (scope %s) expired; its "
-                 "block is reused", other.cidr, other.owner, other.scope)
-    if store.create(name, data, version, hold):
-        return None
-    return _holder(store, name)
-
-
-class RecordReservation(object):
-    """The block records of one reservation, held in the lock service."""
-
-    def __init__(self, store, names, record):
-        self.store = store
-        self.names = list(names)
-        self.record = record
-        self.data = record.encode()
-
-    def release(self):
-        """Release it; never raises (a lost reservation is already free)."""
-        try:
-            self.release_checked()
-        except exceptions.LockUnavailable as e:
-            LOG.warning("Could not delete the reservation of %s for %s (it "
-                        "expires at %s): %s", self.record.cidr,
-                        self.record.owner, utc(self.record.expires),
-                        e.kwargs.get("reason", e))
-
-    def release_checked(self):
-        """Release it; return False if it was lost before.
-
-        :raises murano_cidr.exceptions.LockUnavailable: if the service
-            cannot be asked; the reservation then expires.
-        """
-        held = True
-        error = None
-        for name in self.names:
-            try:
-                held = self.store.delete(name, self.data) and held
-            except exceptions.LockUnavailable as e:
-                error = error or e
-        if error is not None:
-            raise error
-        return held
-
-
-def index_name(owner):
-    """Return the name of the owner index record of ``owner``."""
-    digest = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:32]
-    return "%s-owner-%s" % (backend_mod.PREFIX, digest)
-
-
-def index_data(reservation):
-    """Return the owner index record of ``reservation``, as bytes."""
-    return json.dumps({"record": reservation.data.decode("utf-8"),
-                       "names": reservation.names},
-                      sort_keys=True).encode("utf-8")
-
-
-def indexed_record(data):
-    """Return the :class:`Record` an owner index holds, or None."""
-    if data is None:
-        return None
+    with backend.scope_lock(backend_mod.scope_lock_name(scope)):
+        cidr, reservation = pick(store, prefixlen, scope, pool, read_taken,
+                                 new_record, exhausted)
     try:
-        return Record.decode(json.loads(data)["record"].encode("utf-8"))
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
-
-
-def write_index(store, reservation):
-    """Write the owner index of ``reservation`` unless the owner has one."""
-    record = reservation.record
-    hold = record.expires - record.created
-    name = index_name(record.owner)
-    data = index_data(reservation)
-    if store.create(name, data, None, hold):
-        return
-    current, version = store.read(name)
-    older = indexed_record(current)
-    if current is None or (not store.expires_itself
-                           and (older is None or not older.live())):
-        # An index that expired (files, ZooKeeper keep it) is replaced.
-        if store.create(name, data, version, hold):
-            return
-    # NOTE: another process's index stays; this reservation expires.
-    LOG.warning("Another engine process holds a reservation for %s; a "
-                "release of %s will not free %s, which is held until it is "
-                "confirmed or reservation_timeout has passed",
-                record.owner, record.owner, record.cidr)
-
-
-def utc(seconds):
-    """Return a time in seconds since the epoch as UTC text."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
-
-
-class TakenReader(object):
-    """Read ``taken`` now if a collection, at each call if a callable."""
-
-    def __init__(self, taken, version):
-        self.version = version
-        self.again = callable(taken)
-        self._taken = taken
-        self._set = (None if self.again
-                     else taken_mod.TakenSet.from_taken(taken, version))
-
-    def __call__(self):
-        if self.again:
-            return taken_mod.TakenSet.from_taken(self._taken, self.version)
-        return self._set
-
-
-def try_reserve(store, prefixlen, scope, net, record):
-    """Write ``record`` for every block ``net`` overlaps, without waiting.
-
-    :returns: ``(reservation, None, None)``, or ``(None, block, holder)``
-        with a block another engine holds and its :class:`Record`.
-    :raises murano_cidr.exceptions.LockUnavailable: nothing is kept.
-    """
-    data = record.encode()
-    names = []
-    try:
-        for block in backend_mod.blocks(net, prefixlen):
-            name = backend_mod.record_name(scope, str(block))
-            holder = claim(store, name, record, data)
-            if holder is not None:
-                RecordReservation(store, names, record).release()
-                return None, block, holder
-            names.append(name)
+        write_index(store, reservation)
     except BaseException:
-        RecordReservation(store, names, record).release()
+        reservation.release()
         raise
-    return RecordReservation(store, names, record), None, None
+    return cidr, reservation
 
 
 def pick(store, prefixlen, scope, pool, read_taken, new_record, exhausted):
@@ -295,31 +130,191 @@ def pick(store, prefixlen, scope, pool, read_taken, new_record, exhausted):
         return cidr, reservation
 
 
-def reserve(backend, prefixlen, pool, owner, scope, taken, hold, exhausted):
-    """Reserve a CIDR of ``pool`` for ``owner`` under the scope lock.
+def try_reserve(store, prefixlen, scope, net, record):
+    """Write ``record`` for every block ``net`` overlaps, without waiting.
 
-    ``taken`` is read (and checked) before the lock is taken, or under it
-    if it is a callable. The owner index is written once the blocks are.
-
-    :param hold: ``reservation_timeout``, in seconds.
-    :returns: ``(cidr, reservation)``.
-    :raises: what :func:`pick` raises; nothing is held then.
+    :returns: ``(reservation, None, None)``, or ``(None, block, holder)``
+        with a block another engine holds and its :class:`Record`.
+    :raises murano_cidr.exceptions.LockUnavailable: nothing is kept.
     """
-    read_taken = TakenReader(taken, pool.version)
-    store = backend.records
-
-    def new_record(cidr):
-        return Record.new(owner, scope, cidr, hold)
-
-    with backend.scope_lock(backend_mod.scope_lock_name(scope)):
-        cidr, reservation = pick(store, prefixlen, scope, pool, read_taken,
-                                 new_record, exhausted)
+    data = record.encode()
+    names = []
     try:
-        write_index(store, reservation)
+        for block in backend_mod.blocks(net, prefixlen):
+            name = backend_mod.record_name(scope, str(block))
+            holder = claim(store, name, record, data)
+            if holder is not None:
+                RecordReservation(store, names, record).release()
+                return None, block, holder
+            names.append(name)
     except BaseException:
-        reservation.release()
+        RecordReservation(store, names, record).release()
         raise
-    return cidr, reservation
+    return RecordReservation(store, names, record), None, None
+
+
+def claim(store, name, record, data):
+    """Write ``record`` (bytes ``data``) unless a live record holds ``name``.
+
+    :returns: None if written; else the live :class:`Record` in the way
+        (one of an unknown layout is owned by ``"?"``).
+    """
+    hold = record.expires - record.created
+    if store.create(name, data, None, hold):
+        return None
+    if store.expires_itself:
+        return _holder(store, name)
+    current, version = store.read(name)
+    if current is not None:
+        other = Record.decode(current)
+        if other is None or other.live():
+            return other or _UNKNOWN
+        LOG.info("The reservation of %s for %s (scope %s) expired; its "
+                 "block is reused", other.cidr, other.owner, other.scope)
+    if store.create(name, data, version, hold):
+        return None
+    return _holder(store, name)
+
+
+def _holder(store, name):
+    data, _version = store.read(name)
+    return (Record.decode(data) if data is not None else None) or _UNKNOWN
+
+
+class Record(collections.namedtuple(
+        "Record", "owner scope cidr token created expires")):
+    """One reservation, as every block record and its owner index keep it.
+
+    Stored as JSON; ``created`` and ``expires`` are seconds since the
+    epoch, ``token`` is unique to the reservation.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def new(cls, owner, scope, cidr, hold, clock=None):
+        """Return a new reservation of ``cidr``, held ``hold`` seconds."""
+        now = (clock or time.time)()
+        return cls(owner, scope, cidr, uuid.uuid4().hex, now, now + hold)
+
+    def encode(self):
+        """Return the record's bytes, as stored."""
+        return json.dumps(self._asdict(), sort_keys=True).encode("utf-8")
+
+    @classmethod
+    def decode(cls, data):
+        """Return the record stored as ``data``, or None if unreadable."""
+        try:
+            fields = json.loads(data)
+            return cls(*(fields[name] for name in cls._fields))
+        except (ValueError, TypeError, KeyError):
+            return None
+
+    def live(self, clock=None):
+        """Tell whether the record still holds its blocks."""
+        return self.expires > (clock or time.time)()
+
+
+#: An unreadable record (another release's) is live while it is kept.
+_UNKNOWN = Record("?", None, "?", "?", 0, float("inf"))
+
+
+class RecordReservation(object):
+    """The block records of one reservation, held in the lock service."""
+
+    def __init__(self, store, names, record):
+        self.store = store
+        self.names = list(names)
+        self.record = record
+        self.data = record.encode()
+
+    def release(self):
+        """Release it; never raises (a lost reservation is already free)."""
+        try:
+            self.release_checked()
+        except exceptions.LockUnavailable as e:
+            LOG.warning("Could not delete the reservation of %s for %s (it "
+                        "expires at %s): %s", self.record.cidr,
+                        self.record.owner, utc(self.record.expires),
+                        e.kwargs.get("reason", e))
+
+    def release_checked(self):
+        """Release it; return False if it was lost before.
+
+        :raises murano_cidr.exceptions.LockUnavailable: if the service
+            cannot be asked; the reservation then expires.
+        """
+        held = True
+        error = None
+        for name in self.names:
+            try:
+                held = self.store.delete(name, self.data) and held
+            except exceptions.LockUnavailable as e:
+                error = error or e
+        if error is not None:
+            raise error
+        return held
+
+
+class TakenReader(object):
+    """Read ``taken`` now if a collection, at each call if a callable."""
+
+    def __init__(self, taken, version):
+        self.version = version
+        self.again = callable(taken)
+        self._taken = taken
+        self._set = (None if self.again
+                     else taken_mod.TakenSet.from_taken(taken, version))
+
+    def __call__(self):
+        if self.again:
+            return taken_mod.TakenSet.from_taken(self._taken, self.version)
+        return self._set
+
+
+def index_name(owner):
+    """Return the name of the owner index record of ``owner``."""
+    digest = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:32]
+    return "%s-owner-%s" % (backend_mod.PREFIX, digest)
+
+
+def index_data(reservation):
+    """Return the owner index record of ``reservation``, as bytes."""
+    return json.dumps({"record": reservation.data.decode("utf-8"),
+                       "names": reservation.names},
+                      sort_keys=True).encode("utf-8")
+
+
+def indexed_record(data):
+    """Return the :class:`Record` an owner index holds, or None."""
+    if data is None:
+        return None
+    try:
+        return Record.decode(json.loads(data)["record"].encode("utf-8"))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def write_index(store, reservation):
+    """Write the owner index of ``reservation`` unless the owner has one."""
+    record = reservation.record
+    hold = record.expires - record.created
+    name = index_name(record.owner)
+    data = index_data(reservation)
+    if store.create(name, data, None, hold):
+        return
+    current, version = store.read(name)
+    older = indexed_record(current)
+    if current is None or (not store.expires_itself
+                           and (older is None or not older.live())):
+        # An index that expired (files, ZooKeeper keep it) is replaced.
+        if store.create(name, data, version, hold):
+            return
+    # NOTE: another process's index stays; this reservation expires.
+    LOG.warning("Another engine process holds a reservation for %s; a "
+                "release of %s will not free %s, which is held until it is "
+                "confirmed or reservation_timeout has passed",
+                record.owner, record.owner, record.cidr)
 
 
 def from_index(store, owner):
@@ -394,3 +389,8 @@ def describe(records, own, hold, now=None):
         "engine), or reservation_timeout = %d s after it was made, whether "
         "or not its engine lives; its CIDR is then handed out again only if "
         "the router shows no subnet overlapping it" % hold)
+
+
+def utc(seconds):
+    """Return a time in seconds since the epoch as UTC text."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
