@@ -151,27 +151,9 @@ class Members(object):
 
 
 class Etcd3(tooz_backend.Client):
-    """etcd3gw: each call is one HTTP request, bounded by ``timeout``.
+    """etcd3gw: no coordinator, no scope lock, records through Members.
 
-    Usage considerations:
-
-    * No tooz coordinator is built on etcd3: engines take no scope lock
-      there, and the reservation records go through etcd3gw clients of
-      the driver's own, one per member the URL names
-      (:class:`~murano_cidr.engine.drivers.lock.EtcdRecords`,
-      :mod:`~murano_cidr.engine.drivers.lock.etcd_members`). tooz's etcd3gw
-      driver takes one host, so a URL naming several members could not
-      start it, and one member's loss would stop it.
-    * Each HTTP request times out after :func:`request_timeout` seconds;
-      a call goes to the next member when one cannot be reached, two
-      members at most, so it fails within about ``lock_timeout`` when no
-      member answers, at once when they refuse connections. A member
-      that failed is asked last by the calls that follow.
-    * tooz waits for an etcd3 lock by trying it again every second, while
-      the engine that just released it takes it back at once: with six
-      engines allocating in one scope, some waited five seconds for their
-      first CIDR (doc/source/benchmarks.rst). Picks are therefore not
-      serialised on etcd3 (see :mod:`murano_cidr.engine.drivers.lock.backend`).
+    How its calls are bounded, and why: :doc:`/reference/lock-driver`.
     """
 
     coordinated = False

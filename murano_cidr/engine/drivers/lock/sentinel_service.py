@@ -10,25 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Redis with Sentinel: which server is master, and how to reach it.
+"""Redis with Sentinel: records on the master the Sentinels name now.
 
-tooz reaches the master through redis-py's Sentinel connection pool, which
-asks the Sentinels for the master only when it opens a connection. A
-master that was stopped (a VM pause, a swap storm) long enough for the
-Sentinels to promote its replica, then resumed, still answers as master
-on the connections opened before, until the Sentinels turn it into a
-replica: measured, it granted locks that the new master granted to other
-engines, and both engines' ``confirm`` succeeded (issue 33).
-
-So the ``lock`` driver keeps its reservation records through clients of
-its own
-(:class:`SentinelRecords`): each
-call asks the Sentinels of the URL (its host and every ``sentinel_fallback``)
-which server is master (:func:`discover`) and opens a connection of its own to
-it, and a record is written there with ``ROLE`` and ``WAIT 1`` on the same
-connection: the master answers ``WAIT`` once a replica acknowledged the write.
-A master stopped and resumed has lost its replica (promoted), so ``WAIT``
-answers 0 and the record is not used.
+Each record call asks the Sentinels of the URL (its host, then every
+``sentinel_fallback``) which server is master (:func:`discover`), opens a
+connection of its own to it and writes with ``ROLE`` and ``WAIT 1`` on it:
+a record written on a stale master, or that no replica acknowledged, is
+not used. Why tooz's own connection pool is not trusted for that:
+:doc:`/reference/lock-driver`.
 """
 
 import urllib.parse

@@ -31,31 +31,12 @@ from murano_cidr.engine.drivers.lock import tooz_queue
 
 
 class ZooKeeper(tooz_queue.QueuedClient):
-    """kazoo.
+    """kazoo: the scope lock through tooz, records through a client of ours.
 
-    Usage considerations: a lock is an ephemeral sequential znode; it lives
-    as long as the session, whose timeout is ``lock_timeout`` (the server
-    must allow it: ``minSessionTimeout`` and ``maxSessionTimeout``, 2 and
-    20 ticks by default). Waiters are queued in order, so picks are
-    serialised by the scope lock. kazoo waits up to its timeout for the
-    engine just ahead in the queue and starts that wait again each time
-    the one ahead leaves, so the driver stops waiting for kazoo
-    ``lock_wait_timeout`` after ``allocate`` began
-    (:mod:`~murano_cidr.engine.drivers.lock.deadlines`) and ``allocate`` fails
-    then. kazoo's wait goes on in the background, keeping the engine's
-    place in the queue, until kazoo's own timeout; a lock it gets by then
-    is released at once, so the engines queued behind lose a few round
-    trips, no more.
-
-    kazoo queues a request made while it is disconnected until it is
-    connected again, and by default tries to reconnect forever, so a call
-    waits for as long as the server is away. Its connection retry policy
-    is given a deadline of one session timeout: past it the session is
-    expired anyway, kazoo closes the client and every waiting call fails.
-    The coordinator is then started again, with a new session, at the next
-    call. kazoo keeps the session alive with its own pings, so tooz's
-    heartbeat is not needed (its thread would retry forever on a closed
-    client, and stopping the coordinator would wait for it).
+    The session's timeout is ``lock_timeout`` (the server must allow it:
+    ``minSessionTimeout``, ``maxSessionTimeout``); kazoo keeps it alive
+    itself, so tooz's heartbeat is not run. How its waits are bounded, and
+    why: :doc:`/reference/lock-driver`.
     """
 
     heart = False
