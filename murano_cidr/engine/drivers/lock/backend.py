@@ -10,15 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What the ``lock`` driver needs from a lock service, the names it uses there.
+"""What the ``lock`` driver needs from a lock service, and its blocks.
 
 Each lock service is a module of its own, loaded by :func:`open_backend`
-through the ``murano_cidr.lock_services`` entry points. The names (scope
-locks, block records) and blocks: :doc:`/reference/lock-driver`.
+through the ``murano_cidr.lock_services`` entry points. The blocks:
+:doc:`/reference/lock-driver`.
 """
 
 import abc
-import hashlib
 import urllib.parse
 
 import netaddr
@@ -30,9 +29,6 @@ from murano_cidr import exceptions
 from murano_cidr import messages
 from murano_cidr import opts
 
-#: Prefix of every lock and record name.
-PREFIX = "murano-cidr"
-
 #: The most blocks one reservation may hold.
 MAX_BLOCKS = 256
 
@@ -41,23 +37,6 @@ NAMESPACE = "murano_cidr.lock_services"
 
 #: The service of an unset ``coordination_url``: file locks.
 FILE_LOCKS = "oslo.concurrency"
-
-
-def _scope_digest(scope):
-    # NOTE: safe as a file name and a key; None is not the scope "None".
-    key = "n:" if scope is None else "s:" + scope
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
-
-
-def scope_lock_name(scope):
-    """Return the name of the lock that serialises picks in ``scope``."""
-    return "%s-scope-%s" % (PREFIX, _scope_digest(scope))
-
-
-def record_name(scope, cidr):
-    """Return the name of the record of block ``cidr`` (a string)."""
-    return "%s-%s-%s-reservation" % (PREFIX, _scope_digest(scope),
-                                     cidr.replace("/", "_").replace(":", "."))
 
 
 def blocks(net, prefixlen):

@@ -128,6 +128,35 @@ class Holdings(object):
         return [held for _owner, held in due]
 
 
+def describe(records, own, hold, now=None):
+    """Say who holds the reservations in the way, and when they drop.
+
+    :param records: the live :class:`~.picking.Record` met, one each.
+    :param own: the owners this process reserved for.
+    :param hold: ``reservation_timeout``.
+    :returns: ``"; ..."`` for :class:`~murano_cidr.exceptions.PoolExhausted`,
+        or ``""``.
+    """
+    if not records:
+        return ""
+    now = time.time() if now is None else now
+    mine = sum(1 for r in records if r.owner in own)
+    known = [r for r in records if r.token != "?"]
+    text = ("; %d held by unconfirmed reservations (%d by this engine "
+            "process)" % (len(records), mine))
+    if known:
+        oldest = min(r.created for r in known)
+        text += (", the oldest made %d s ago, at %s UTC; the first drops "
+                 "at %s UTC" % (max(0, now - oldest), picking.utc(oldest),
+                                picking.utc(min(r.expires for r in known))))
+    return text + (
+        ". A reservation drops when its engine confirms it, when any engine "
+        "process releases its owner (a delete of the deployment, on any "
+        "engine), or reservation_timeout = %d s after it was made, whether "
+        "or not its engine lives; its CIDR is then handed out again only if "
+        "the router shows no subnet overlapping it" % hold)
+
+
 class LockDriver(base.AllocatorDriver):
     """Reserve each CIDR with records in a lock service until it is confirmed.
 
@@ -217,7 +246,7 @@ class LockDriver(base.AllocatorDriver):
         :param holders: the live :class:`~.picking.Record` met.
         """
         own = {h.allocation.owner for h in self._held.values()}
-        text = picking.describe(holders, own, self._hold)
+        text = describe(holders, own, self._hold)
         reserved = allocated_map.blocked if allocated_map else 0
         recorded = pool.free_map(taken_mod.TakenSet.from_taken(
             [h.cidr for h in holders if h.token != "?"],

@@ -38,6 +38,9 @@ LOG = logging.getLogger(__name__)
 # NOTE: the system's randomness: forked engines never share a seed.
 _RANDOM = secrets.SystemRandom()
 
+#: Prefix of every lock and record name.
+PREFIX = "murano-cidr"
+
 
 def reserve(backend, prefixlen, pool, owner, scope, taken, hold, exhausted):
     """Reserve a CIDR of ``pool`` for ``owner`` under the scope lock.
@@ -55,7 +58,7 @@ def reserve(backend, prefixlen, pool, owner, scope, taken, hold, exhausted):
     def new_record(cidr):
         return Record.new(owner, scope, cidr, hold)
 
-    with backend.scope_lock(backend_mod.scope_lock_name(scope)):
+    with backend.scope_lock(scope_lock_name(scope)):
         cidr, reservation = pick(store, prefixlen, scope, pool, read_taken,
                                  new_record, exhausted)
     try:
@@ -141,7 +144,7 @@ def try_reserve(store, prefixlen, scope, net, record):
     names = []
     try:
         for block in backend_mod.blocks(net, prefixlen):
-            name = backend_mod.record_name(scope, str(block))
+            name = record_name(scope, str(block))
             holder = claim(store, name, record, data)
             if holder is not None:
                 RecordReservation(store, names, record).release()
@@ -272,10 +275,27 @@ class TakenReader(object):
         return self._set
 
 
+def _scope_digest(scope):
+    # NOTE: safe as a file name and a key; None is not the scope "None".
+    key = "n:" if scope is None else "s:" + scope
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def scope_lock_name(scope):
+    """Return the name of the lock that serialises picks in ``scope``."""
+    return "%s-scope-%s" % (PREFIX, _scope_digest(scope))
+
+
+def record_name(scope, cidr):
+    """Return the name of the record of block ``cidr`` (a string)."""
+    return "%s-%s-%s-reservation" % (PREFIX, _scope_digest(scope),
+                                     cidr.replace("/", "_").replace(":", "."))
+
+
 def index_name(owner):
     """Return the name of the owner index record of ``owner``."""
     digest = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:32]
-    return "%s-owner-%s" % (backend_mod.PREFIX, digest)
+    return "%s-owner-%s" % (PREFIX, digest)
 
 
 def index_data(reservation):
@@ -360,35 +380,6 @@ def drop_index(store, reservation):
     """Delete the owner index of ``reservation``, if it is still its own."""
     store.delete(index_name(reservation.record.owner),
                  index_data(reservation))
-
-
-def describe(records, own, hold, now=None):
-    """Say who holds the reservations in the way, and when they drop.
-
-    :param records: the live :class:`Record` met, one per reservation.
-    :param own: the owners this process reserved for.
-    :param hold: ``reservation_timeout``.
-    :returns: ``"; ..."`` for :class:`~murano_cidr.exceptions.PoolExhausted`,
-        or ``""``.
-    """
-    if not records:
-        return ""
-    now = time.time() if now is None else now
-    mine = sum(1 for r in records if r.owner in own)
-    known = [r for r in records if r.token != "?"]
-    text = ("; %d held by unconfirmed reservations (%d by this engine "
-            "process)" % (len(records), mine))
-    if known:
-        oldest = min(r.created for r in known)
-        text += (", the oldest made %d s ago, at %s UTC; the first drops "
-                 "at %s UTC" % (max(0, now - oldest), utc(oldest),
-                                utc(min(r.expires for r in known))))
-    return text + (
-        ". A reservation drops when its engine confirms it, when any engine "
-        "process releases its owner (a delete of the deployment, on any "
-        "engine), or reservation_timeout = %d s after it was made, whether "
-        "or not its engine lives; its CIDR is then handed out again only if "
-        "the router shows no subnet overlapping it" % hold)
 
 
 def utc(seconds):

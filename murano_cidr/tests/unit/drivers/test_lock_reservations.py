@@ -16,6 +16,7 @@ import os
 
 import fixtures
 
+from murano_cidr.engine.drivers.lock import driver as lock_driver
 from murano_cidr.engine.drivers.lock import file_service
 from murano_cidr.engine.drivers.lock import picking
 from murano_cidr.tests import base
@@ -204,11 +205,11 @@ class TestOwnerIndex(base.TestCase):
 class TestDescribe(base.TestCase):
 
     def test_nothing_recorded(self):
-        self.assertEqual("", picking.describe([], set(), HOLD))
+        self.assertEqual("", lock_driver.describe([], set(), HOLD))
 
     def test_who_holds_since_when_until_when(self):
         records = [_record("a", created=NOW - 30), _record("b")]
-        text = picking.describe(records, {"b"}, HOLD, now=NOW)
+        text = lock_driver.describe(records, {"b"}, HOLD, now=NOW)
         self.assertEqual(
             "; 2 held by unconfirmed reservations (1 by this engine "
             "process), the oldest made 30 s ago, at 2027-01-15 07:59:30 "

@@ -26,8 +26,8 @@ import tooz
 from tooz import coordination
 
 from murano_cidr.engine import allocator
-from murano_cidr.engine.drivers.lock import backend
 from murano_cidr.engine.drivers.lock import etcd_service
+from murano_cidr.engine.drivers.lock import picking
 from murano_cidr.engine.drivers.lock import redis_service
 from murano_cidr.engine.drivers.lock import sentinel_service
 from murano_cidr.engine.drivers.lock import tooz_backend
@@ -228,7 +228,7 @@ class TestZooKeeperBackend(ToozTestCase, _LockNames):
 
     def test_picks_wait_for_the_scope_lock(self):
         self.driver.allocate("net-1", scope="r")
-        self.assertIn(backend.scope_lock_name("r"), self._lock_names())
+        self.assertIn(picking.scope_lock_name("r"), self._lock_names())
 
     def test_the_bounding_options_reach_tooz(self):
         self.assertEqual(
