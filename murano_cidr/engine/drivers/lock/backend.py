@@ -26,7 +26,6 @@ from stevedore import exception as stevedore_exception
 
 from murano_cidr.engine.drivers import lock as lock_package
 from murano_cidr import exceptions
-from murano_cidr import messages
 from murano_cidr import opts
 
 #: The most blocks one reservation may hold.
@@ -136,12 +135,15 @@ def service(url):
         return stevedore.DriverManager(
             NAMESPACE, name, on_load_failure_callback=_raise).driver
     except stevedore_exception.NoMatches:
+        parts = urllib.parse.urlsplit(url)
+        # NOTE: the host without what precedes "@", which may be a password.
+        shown = "%s://%s" % (parts.scheme, parts.netloc.rpartition("@")[2])
         raise exceptions.InvalidConfig(
             option="coordination_url",
-            reason="%r names no lock service the lock driver can keep its "
+            reason="%s names no lock service the lock driver can keep its "
             "reservations in (tried %r); use redis://, rediss://, "
             "etcd3+http://, etcd3+https://, zookeeper:// or file://"
-            % (messages.safe_url(url), name))
+            % (shown, name))
     except ImportError as e:
         raise missing_client(url, e)
 

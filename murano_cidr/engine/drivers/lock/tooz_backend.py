@@ -234,8 +234,7 @@ class ToozLockBackend(backend.LockBackend):
                     "trying in the background)" % (what, max(0, seconds)))
 
     def _unavailable(self, reason):
-        return exceptions.LockUnavailable(url=self.description,
-                                          reason=reason)
+        return exceptions.LockUnavailable(url=self.description, reason=reason)
 
     @contextlib.contextmanager
     def calling(self, what):
