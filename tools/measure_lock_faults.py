@@ -41,7 +41,7 @@ from kazoo import client as kazoo_client
 from kazoo import exceptions as kazoo_exceptions
 from tooz import coordination
 
-from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import picking
 from murano_cidr import exceptions
 from murano_cidr.tests.functional.lock import servers
 from murano_cidr.tests.functional.lock import workers
@@ -165,7 +165,7 @@ def waits(server, scope, ahead=3, step=15.0):
     # pick that follows still makes its round trips.
     late = (60 if DEFAULTS else WAIT_TIMEOUT) - 10
     other = scope + "-late"
-    lock = holder.get_lock(backend.scope_lock_name(other).encode("utf-8"))
+    lock = holder.get_lock(picking.scope_lock_name(other).encode("utf-8"))
     lock.acquire(blocking=False)
     timer = threading.Timer(late, lock.release)
     proxy.delay = 2.0
@@ -174,7 +174,7 @@ def waits(server, scope, ahead=3, step=15.0):
           "q-late", scope=other)
     timer.join()
     warm.release("q-late")
-    lock = holder.get_lock(backend.scope_lock_name(scope).encode("utf-8"))
+    lock = holder.get_lock(picking.scope_lock_name(scope).encode("utf-8"))
     lock.acquire(blocking=False)
     client = kazoo_client.KazooClient(hosts="%s:%d" % (server.address,
                                                        server.port))
@@ -185,7 +185,7 @@ def waits(server, scope, ahead=3, step=15.0):
         for engine, what in ((warm, "allocate (warm)"),
                              (fresh, "first allocate (fresh)")):
             queued = [client.Lock("/tooz/locks/"
-                                  + backend.scope_lock_name(scope),
+                                  + picking.scope_lock_name(scope),
                                   "ahead-%d" % i) for i in range(ahead)]
             for waiter in queued:
                 threading.Thread(target=_wait_in_queue, args=(waiter,),

@@ -57,8 +57,8 @@ DRIVER_MODULES = {
             "", ".allocating", ".api", ".compat", ".connection", ".driver",
             ".errors", ".hints", ".models", ".options", ".sqlite")}),
     "lock": frozenset(E + "drivers.lock" + name for name in (
-        "", ".backend", ".driver", ".file_backend", ".file_records",
-        ".holdings", ".options", ".picking", ".reservations")),
+        "", ".backend", ".driver", ".file_service", ".options",
+        ".picking")),
     "random": frozenset({E + "drivers.random", E + "drivers.stateless"}),
     "legacy": frozenset({E + "drivers.legacy", E + "drivers.stateless"}),
 }

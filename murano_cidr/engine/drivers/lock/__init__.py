@@ -10,11 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ``lock`` driver: reservations held as external locks.
-
-This module imports nothing optional, so that what to install can be read
-when the driver itself cannot be loaded.
-"""
+"""The ``lock`` driver; nothing optional is imported here (see EXTRAS)."""
 
 #: The extras that install the lock service client libraries.
 EXTRAS = ("redis", "etcd", "zookeeper")

@@ -10,103 +10,39 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What the ``lock`` driver needs from a lock service, and the names.
+"""What the ``lock`` driver needs from a lock service, and its blocks.
 
-Two things are named here, so that every engine, whatever its backend
-object, agrees on them:
-
-* the *scope lock*, held only while one caller picks a CIDR for a scope,
-  where the service queues its waiters (file locks, ZooKeeper): it saves
-  engines from trying the same candidates at once. Where waiting for a lock
-  means polling it (etcd3, Redis) it is not taken, because polling hands
-  the lock back to whoever just released it (the others sleep between
-  polls) and starves them;
-* the *reservation record* of each (scope, block)
-  (:mod:`~murano_cidr.engine.drivers.lock.reservations`), which holds the block
-  from ``allocate`` until ``confirm``, ``release`` (in any process) or
-  ``reservation_timeout``. A block is an aligned network of a fixed
-  prefix length (``reservation_prefixlen``); a CIDR is reserved by a
-  record on every block it overlaps, so two overlapping CIDRs of any
-  sizes always need a block in common.
+Each lock service is a module of its own, loaded by :func:`open_backend`
+through the ``murano_cidr.lock_services`` entry points. The blocks:
+:doc:`/reference/lock-driver`.
 """
 
 import abc
-import hashlib
+import urllib.parse
 
 import netaddr
+import stevedore
+from stevedore import exception as stevedore_exception
 
-
-#: Prefix of every lock name, so the locks are recognisable in a shared
-#: lock directory or Redis database.
-PREFIX = "murano-cidr"
-
-
-def _scope_digest(scope):
-    # NOTE: a scope is any printable string, possibly with "/" or spaces;
-    # a digest makes a name that is safe as a file name and as a key, and
-    # None (no scope) cannot be confused with a scope called "None".
-    key = "n:" if scope is None else "s:" + scope
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
-
-
-def scope_lock_name(scope):
-    """Return the name of the lock that serialises picks in ``scope``.
-
-    :param scope: a scope, or None.
-    :returns: a string usable as a file name and as a tooz lock name.
-    """
-    return "%s-scope-%s" % (PREFIX, _scope_digest(scope))
-
-
-def record_name(scope, cidr):
-    """Return the name of the record that reserves block ``cidr`` in ``scope``.
-
-    :param scope: a scope, or None.
-    :param cidr: a block's CIDR string, e.g. ``"10.0.3.0/24"``.
-    :returns: a string usable as a file name, a key and a znode's name.
-    """
-    return "%s-%s-%s-reservation" % (PREFIX, _scope_digest(scope),
-                                     cidr.replace("/", "_").replace(":", "."))
-
-
-class Reservation(object, metaclass=abc.ABCMeta):
-    """A reservation this process made."""
-
-    @abc.abstractmethod
-    def still_held(self):
-        """Tell whether the reservation is still ours.
-
-        :returns: False if it expired or was taken over.
-        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
-            cannot be asked.
-        """
-
-    @abc.abstractmethod
-    def release(self):
-        """Release it; never raises (a lost reservation is already free)."""
-
-    @abc.abstractmethod
-    def release_checked(self):
-        """Release it and tell whether it was ours until then.
-
-        :returns: False if it expired or was taken over before.
-        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
-            cannot be asked; the reservation then expires.
-        """
-
+from murano_cidr.engine.drivers import lock as lock_package
+from murano_cidr import exceptions
+from murano_cidr import opts
 
 #: The most blocks one reservation may hold.
 MAX_BLOCKS = 256
+
+#: Where each lock service's module is found, by :func:`service_name`.
+NAMESPACE = "murano_cidr.lock_services"
+
+#: The service of an unset ``coordination_url``: file locks.
+FILE_LOCKS = "oslo.concurrency"
 
 
 def blocks(net, prefixlen):
     """Return the aligned blocks of ``prefixlen`` that ``net`` overlaps.
 
     :param net: a :class:`netaddr.IPNetwork`.
-    :param prefixlen: the blocks' prefix length.
-    :returns: a list of :class:`netaddr.IPNetwork`, in address order: one
-        block (the one containing ``net``) if ``net`` is smaller than a
-        block, else the blocks ``net`` is cut into.
+    :returns: the :class:`netaddr.IPNetwork` blocks, in address order.
     """
     if net.prefixlen >= prefixlen:
         return [netaddr.IPNetwork((net.first, prefixlen),
@@ -114,13 +50,43 @@ def blocks(net, prefixlen):
     return list(net.cidr.subnet(prefixlen))
 
 
+class RecordStore(object, metaclass=abc.ABCMeta):
+    """Where a lock service keeps records; every change is conditional.
+
+    Every method raises :class:`~murano_cidr.exceptions.LockUnavailable`
+    when the service cannot be reached.
+    """
+
+    #: Whether the service drops a record at its ``expires`` itself.
+    expires_itself = False
+
+    @abc.abstractmethod
+    def read(self, name):
+        """Return ``(data, version)``; ``(None, None)`` if no record."""
+
+    @abc.abstractmethod
+    def create(self, name, data, version, hold):
+        """Write ``data`` if the record is still at ``version``.
+
+        :param version: what :meth:`read` returned; None: no record.
+        :param hold: seconds the service keeps it, where it expires
+            records itself.
+        :returns: False if another record was written meanwhile.
+        """
+
+    @abc.abstractmethod
+    def delete(self, name, data):
+        """Delete the record if it still is ``data``; return False if not."""
+
+    def close(self):
+        """Drop the connection to the service, if any."""
+
+
 class LockBackend(object, metaclass=abc.ABCMeta):
     """A lock service, as the ``lock`` driver uses it.
 
     :ivar description: what to name in messages (never a password).
-    :ivar records: the
-        :class:`~murano_cidr.engine.drivers.lock.reservations.RecordStore` that
-        keeps the reservation records.
+    :ivar records: the :class:`RecordStore` of the reservation records.
     """
 
     description = None
@@ -130,10 +96,9 @@ class LockBackend(object, metaclass=abc.ABCMeta):
     def scope_lock(self, name):
         """Return a context manager holding the lock ``name`` while open.
 
-        It waits for the lock, or holds nothing where the backend does not
-        serialise picks (see the module's documentation).
+        It holds nothing where the service does not serialise picks.
 
-        :raises murano_cidr.exceptions.LockUnavailable: if the lock service
+        :raises murano_cidr.exceptions.LockUnavailable: if the service
             cannot be reached, or the wait times out.
         """
 
@@ -141,3 +106,64 @@ class LockBackend(object, metaclass=abc.ABCMeta):
         """Drop the connections to the lock service, if any."""
         if self.records is not None:
             self.records.close()
+
+
+def service_name(url):
+    """Return the entry point of ``url``'s service (see ``setup.cfg``)."""
+    if not url:
+        return FILE_LOCKS
+    parts = urllib.parse.urlsplit(url)
+    if "sentinel" in urllib.parse.parse_qs(parts.query):
+        return parts.scheme + "+sentinel"
+    return parts.scheme
+
+
+def _raise(_manager, _entry_point, error):
+    raise error
+
+
+def service(url):
+    """Return the class of ``url``'s service (None: file locks).
+
+    Its ``open(url, conf)`` returns the :class:`LockBackend`.
+
+    :raises murano_cidr.exceptions.InvalidConfig: if no module of ours
+        serves the URL, or the client library it needs is missing.
+    """
+    name = service_name(url)
+    try:
+        return stevedore.DriverManager(
+            NAMESPACE, name, on_load_failure_callback=_raise).driver
+    except stevedore_exception.NoMatches:
+        parts = urllib.parse.urlsplit(url)
+        # NOTE: the host without what precedes "@", which may be a password.
+        shown = "%s://%s" % (parts.scheme, parts.netloc.rpartition("@")[2])
+        raise exceptions.InvalidConfig(
+            option="coordination_url",
+            reason="%s names no lock service the lock driver can keep its "
+            "reservations in (tried %r); use redis://, rediss://, "
+            "etcd3+http://, etcd3+https://, zookeeper:// or file://"
+            % (shown, name))
+    except ImportError as e:
+        raise missing_client(url, e)
+
+
+def missing_client(url, error):
+    """Return the error that names the extras to install for ``url``."""
+    return exceptions.InvalidConfig(
+        option="coordination_url",
+        reason="the client library of %s is not installed (%s); install "
+        "the extra of your lock service: %s"
+        % (urllib.parse.urlsplit(url).scheme, error, " or ".join(
+            "'pip install murano-cidr[%s]'" % extra
+            for extra in lock_package.EXTRAS)))
+
+
+def open_backend(conf):
+    """Return the :class:`LockBackend` of ``conf`` (options registered).
+
+    :raises murano_cidr.exceptions.InvalidConfig: naming the option at
+        fault.
+    """
+    url = (conf[opts.GROUP].coordination_url or "").strip() or None
+    return service(url).open(url, conf)

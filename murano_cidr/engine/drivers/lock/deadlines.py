@@ -12,19 +12,15 @@
 
 """A call into a client library that returns at a deadline, whatever it does.
 
-Some client waits cannot be bounded through tooz's public options: redis-py
-retries each command and each connection ten times with pauses (tooz passes
-no retry policy to it), and kazoo starts its wait for a lock again each time
-the engine just ahead in the queue leaves. :func:`call` runs such a call in
-a thread of its own and stops waiting for it at the deadline; the call goes
-on in the background until the library gives up, and whatever it took by
-then is given back (``undo``). Under eventlet the thread is a green one, as
-the client's sockets are.
+:func:`call` runs the call in a thread of its own (a green one under
+eventlet, as the client's sockets are) and stops waiting at the deadline;
+the call goes on until the library gives up, and what it took by then is
+given back (``undo``). Which client waits need it:
+:doc:`/reference/lock-driver`.
 """
 
 from concurrent import futures
 import threading
-import time
 
 from oslo_log import log as logging
 
@@ -77,19 +73,3 @@ def call(seconds, function, undo=None):
             future.add_done_callback(lambda f: _undo_late(f, undo))
         raise Late()
     return future.result()
-
-
-class Deadline(object):
-    """A moment after which nothing more is waited for.
-
-    :param seconds: from now; None: no deadline.
-    """
-
-    def __init__(self, seconds):
-        self._end = None if seconds is None else time.monotonic() + seconds
-
-    def remaining(self):
-        """Return the seconds left (0 or less once past), or None."""
-        if self._end is None:
-            return None
-        return self._end - time.monotonic()

@@ -10,13 +10,18 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ``lock`` driver: reservations held as external locks.
+"""The ``lock`` driver: reservations held as records in a lock service.
 
-One host: oslo.concurrency file locks. Many hosts: a tooz coordination
-service named by ``[cidr_allocator] coordination_url``.
+One host: oslo.concurrency file locks; many hosts: the tooz coordination
+service named by ``[cidr_allocator] coordination_url``. The pick itself is
+:mod:`~murano_cidr.engine.drivers.lock.picking`; this module holds the
+contract and the reservations this process made (:class:`Holdings`).
 """
 
+import collections
 import datetime
+import threading
+import time
 
 from oslo_log import log as logging
 
@@ -25,49 +30,135 @@ from murano_cidr.engine.drivers import base
 from murano_cidr.engine.drivers import capabilities as caps
 from murano_cidr.engine.drivers import lock as lock_package
 from murano_cidr.engine.drivers.lock import backend as backend_mod
-from murano_cidr.engine.drivers.lock import holdings
 from murano_cidr.engine.drivers.lock import options as lock_options
 from murano_cidr.engine.drivers.lock import picking
-from murano_cidr.engine.drivers.lock import reservations
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
+#: How many dropped owners a process remembers, so that their late
+#: confirm says the reservation was lost.
+DROPPED_KEPT = 10000
 
-def backend_from_conf(conf):
-    """Build the lock backend ``conf`` asks for.
 
-    :param conf: a configuration object with the ``lock`` driver's options
-        registered.
-    :returns: a :class:`~murano_cidr.engine.drivers.lock.backend.LockBackend`.
-    :raises murano_cidr.exceptions.InvalidConfig: naming the option at
-        fault.
+#: A reservation this process made, from allocate to confirm; its
+#: deadline is on the holdings' clock.
+Held = collections.namedtuple("Held", "allocation reservation deadline")
+
+
+class Holdings(object):
+    """The reservations of one driver, by owner, dropped after ``timeout``.
+
+    A handle older than ``timeout`` (on the monotonic ``clock``) is dropped
+    at the next allocation, its records deleted if still its own; its owner
+    is remembered (the last :data:`DROPPED_KEPT`) so that a late confirm
+    says the reservation was lost.
     """
-    group = conf[opts.GROUP]
-    url = group.coordination_url
-    # NOTE: each back end is imported here, so that an engine loads the
-    # one it uses only: on file locks neither tooz nor the tooz back end,
-    # on a lock service not the file locks.
-    if url is not None and url.strip():
-        from murano_cidr.engine.drivers.lock import tooz_backend
-        return tooz_backend.ToozLockBackend(url.strip(), group.lock_timeout,
-                                            group.lock_wait_timeout)
-    from murano_cidr.engine.drivers.lock import file_backend
-    return file_backend.FileLockBackend(lock_options.lock_path(conf))
+
+    def __init__(self, timeout, clock=time.monotonic):
+        self.timeout = timeout
+        self._clock = clock
+        # NOTE: never held while the lock service is asked.
+        self._mutex = threading.Lock()
+        self._held = {}
+        self._dropped = {}
+
+    def get(self, owner):
+        """Return the :class:`Held` of ``owner``, or None."""
+        with self._mutex:
+            return self._held.get(owner)
+
+    def values(self):
+        """Return every :class:`Held`, as a new list."""
+        with self._mutex:
+            return list(self._held.values())
+
+    def add(self, owner, allocation, reservation):
+        """Hold ``reservation`` for ``owner`` until popped or expired.
+
+        :returns: None, or the :class:`Held` another thread added first;
+            ``reservation`` is then not kept.
+        """
+        with self._mutex:
+            other = self._held.get(owner)
+            if other is not None:
+                return other
+            self._held[owner] = Held(allocation, reservation,
+                                     self._clock() + self.timeout)
+            self._dropped.pop(owner, None)
+        return None
+
+    def pop(self, owner):
+        """Stop holding ``owner``; return its :class:`Held`, or None."""
+        with self._mutex:
+            return self._held.pop(owner, None)
+
+    def pop_dropped(self, owner):
+        """Forget that ``owner`` was dropped; return its Allocation or None."""
+        with self._mutex:
+            return self._dropped.pop(owner, None)
+
+    def pop_all(self):
+        """Stop holding anything; return what was held."""
+        with self._mutex:
+            held, self._held = list(self._held.values()), {}
+        return held
+
+    def expire(self):
+        """Drop every reservation whose deadline has passed; return them."""
+        now = self._clock()
+        with self._mutex:
+            due = [(owner, held) for owner, held in self._held.items()
+                   if held.deadline <= now]
+            for owner, held in due:
+                del self._held[owner]
+                self._dropped[owner] = held.allocation
+            for owner in list(self._dropped)[:-DROPPED_KEPT or None]:
+                del self._dropped[owner]
+        for owner, held in due:
+            allocation = held.allocation
+            LOG.warning("Dropped the reservation of %s for %s in scope %s: "
+                        "not confirmed within reservation_timeout (%s s); "
+                        "any engine may now allocate it when the router "
+                        "shows no subnet overlapping it", allocation.cidr,
+                        owner, allocation.scope, self.timeout)
+            held.reservation.release()
+        return [held for _owner, held in due]
+
+
+def describe(records, own, hold, now=None):
+    """Say who holds the reservations in the way, and when they drop.
+
+    :param records: the live :class:`~.picking.Record` met, one each.
+    :param own: the owners this process reserved for.
+    :param hold: ``reservation_timeout``.
+    :returns: ``"; ..."`` for :class:`~murano_cidr.exceptions.PoolExhausted`,
+        or ``""``.
+    """
+    if not records:
+        return ""
+    now = time.time() if now is None else now
+    mine = sum(1 for r in records if r.owner in own)
+    known = [r for r in records if r.token != "?"]
+    text = ("; %d held by unconfirmed reservations (%d by this engine "
+            "process)" % (len(records), mine))
+    if known:
+        oldest = min(r.created for r in known)
+        text += (", the oldest made %d s ago, at %s UTC; the first drops "
+                 "at %s UTC" % (max(0, now - oldest), picking.utc(oldest),
+                                picking.utc(min(r.expires for r in known))))
+    return text + (
+        ". A reservation drops when its engine confirms it, when any engine "
+        "process releases its owner (a delete of the deployment, on any "
+        "engine), or reservation_timeout = %d s after it was made, whether "
+        "or not its engine lives; its CIDR is then handed out again only if "
+        "the router shows no subnet overlapping it" % hold)
 
 
 class LockDriver(base.AllocatorDriver):
-    """Reserve each CIDR with a record in a lock service until it is confirmed.
-
-    ``allocate`` writes a reservation record for every aligned block of
-    ``reservation_prefixlen`` the chosen CIDR overlaps, each only where
-    none is live (:mod:`~murano_cidr.engine.drivers.lock.reservations`), then
-    the owner's index record. The records are the lock service's, bound
-    to no process: :meth:`confirm` deletes them if they are still this
-    reservation's, :meth:`release` in any process or host deletes them,
-    or they expire after ``reservation_timeout``.
+    """Reserve each CIDR with records in a lock service until it is confirmed.
 
     Guaranteed: two live reservations of a scope never hold overlapping
     CIDRs, across threads, processes and hosts. :meth:`allocate` never
@@ -98,6 +189,8 @@ class LockDriver(base.AllocatorDriver):
     limitations = {caps.Capability.SHARES_STATE: _RESERVATIONS_ONLY,
                    caps.Capability.OUTLIVES_PROCESS: _RESERVATIONS_ONLY}
     extras = lock_package.EXTRAS
+    shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
+                           "or ZooKeeper)")
 
     @classmethod
     def list_opts(cls):
@@ -120,12 +213,9 @@ class LockDriver(base.AllocatorDriver):
                     "subnet, more than %d; use a shorter prefix"
                     % (self._block_prefixlen[version], count,
                        pool.prefixlen, backend_mod.MAX_BLOCKS))
-        self.backend = backend_from_conf(conf)
+        self.backend = backend_mod.open_backend(conf)
         self._hold = group.reservation_timeout
-        self._held = holdings.Holdings(group.reservation_timeout)
-
-    shared_store_option = ("[cidr_allocator] coordination_url (Redis, etcd "
-                           "or ZooKeeper)")
+        self._held = Holdings(group.reservation_timeout)
 
     @property
     def single_host_store(self):
@@ -134,8 +224,6 @@ class LockDriver(base.AllocatorDriver):
         if not url or url.startswith("file:"):
             return self.backend.description
         return None
-
-    # -- helpers -----------------------------------------------------------
 
     def _existing(self, owner, scope, ip_version):
         held = self._held.get(owner)
@@ -155,11 +243,10 @@ class LockDriver(base.AllocatorDriver):
 
         See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.exhausted`.
 
-        :param holders: the live reservation records met
-            (:class:`~murano_cidr.engine.drivers.lock.reservations.Record`).
+        :param holders: the live :class:`~.picking.Record` met.
         """
         own = {h.allocation.owner for h in self._held.values()}
-        text = reservations.describe(holders, own, self._hold)
+        text = describe(holders, own, self._hold)
         reserved = allocated_map.blocked if allocated_map else 0
         recorded = pool.free_map(taken_mod.TakenSet.from_taken(
             [h.cidr for h in holders if h.token != "?"],
@@ -170,14 +257,12 @@ class LockDriver(base.AllocatorDriver):
         return super().exhausted(pool, scope, free_map, allocated_map,
                                  held_back=text + held_back)
 
-    # -- the contract ------------------------------------------------------
-
     def allocate(self, owner, scope=None, taken=(), ip_version=4):
         """Reserve a CIDR for ``owner`` until :meth:`confirm`.
 
-        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`. A
-        callable ``taken`` is read once the scope's lock is held, and again
-        once the reservation is.
+        See :meth:`murano_cidr.engine.drivers.base.AllocatorDriver.allocate`.
+        A callable ``taken`` is read under the scope's lock, and again once
+        the reservation is held.
 
         :returns: the CIDR; the one ``owner`` already holds in this
             process, if any.
@@ -197,26 +282,14 @@ class LockDriver(base.AllocatorDriver):
         existing = self._existing(owner, scope, ip_version)
         if existing is not None:
             return existing
-        read_taken = picking.TakenReader(taken, pool.version)
-
-        def new_record(cidr):
-            return reservations.Record.new(owner, scope, cidr, self._hold)
-
-        with self.backend.scope_lock(backend_mod.scope_lock_name(scope)):
-            cidr, reservation = picking.pick(
-                self.backend, self._block_prefixlen[pool.version], scope,
-                pool, read_taken, new_record, self.exhausted)
-        try:
-            reservations.write_index(self.backend.records, reservation)
-        except BaseException:
-            reservation.release()
-            raise
+        cidr, reservation = picking.reserve(
+            self.backend, self._block_prefixlen[pool.version], pool, owner,
+            scope, taken, self._hold, self.exhausted)
         allocation = allocation_mod.Allocation(
             owner=owner, cidr=cidr, scope=scope, ip_version=ip_version,
             confirmed=False,
             created_at=datetime.datetime.now(datetime.timezone.utc))
-        other = self._held.add(owner, allocation, reservation)
-        if other is not None:
+        if self._held.add(owner, allocation, reservation) is not None:
             # Another thread allocated for the same owner meanwhile.
             reservation.release()
             return self._existing(owner, scope, ip_version)
@@ -227,18 +300,14 @@ class LockDriver(base.AllocatorDriver):
     def confirm(self, owner):
         """Delete the reservation's records: the subnet of ``owner`` exists.
 
-        From then on the router is the only record: nothing of ``owner``
-        is kept, here or in the lock service. Confirming an owner this
-        process holds no reservation of (unknown, already confirmed or
-        released, or reserved by another process) does nothing.
+        From then on the router is the only record. An owner this process
+        holds no reservation of is ignored.
 
-        :param owner: the owner passed to :meth:`allocate`.
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
-        :raises murano_cidr.exceptions.ReservationLost: if the reservation's
-            records were lost (expired, released by another process, taken
-            over, or dropped by this process after
-            ``reservation_timeout``), or cannot be checked because the lock
-            service is unreachable; the reservation is forgotten.
+        :raises murano_cidr.exceptions.ReservationLost: if the records were
+            lost (expired, released or taken over elsewhere, dropped here
+            after ``reservation_timeout``) or cannot be checked (the lock
+            service is unreachable); the reservation is forgotten.
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
@@ -273,33 +342,27 @@ class LockDriver(base.AllocatorDriver):
 
     def _drop_index(self, reservation):
         try:
-            reservations.drop_index(self.backend.records, reservation)
+            picking.drop_index(self.backend.records, reservation)
         except exceptions.LockUnavailable as e:
-            # NOTE: an index whose records are gone frees nothing and
-            # expires with them.
+            # NOTE: an index whose records are gone frees nothing.
             LOG.warning("Could not delete the owner index of %s: %s",
                         reservation.record.owner, e.kwargs.get("reason", e))
 
     def release(self, owner):
         """Delete the reservation of ``owner``, whichever process made it.
 
-        The records are found through the owner's index record, so a
-        delete in any engine process or host frees a reservation that was
-        never confirmed, at once.
-
-        :returns: True if a reservation was dropped; False otherwise: a
-            confirmed CIDR is kept from other engines by its subnet alone,
-            and is free once the subnet left the router.
+        :returns: True if a reservation was dropped; False otherwise (a
+            confirmed CIDR is free once its subnet left the router).
         :raises murano_cidr.exceptions.InvalidArgument: for a bad owner.
         :raises murano_cidr.exceptions.LockUnavailable: if the lock service
-            cannot be reached; the reservation then lasts until it is
-            released again or ``reservation_timeout`` has passed.
+            cannot be reached; the reservation then lasts until released
+            again or ``reservation_timeout`` has passed.
         """
         owner = allocation_mod.validate_owner(owner)
         held = self._held.pop(owner)
         self._held.pop_dropped(owner)
         if held is None:
-            dropped = reservations.release(self.backend.records, owner)
+            dropped = picking.release(self.backend.records, owner)
         else:
             dropped = held.reservation.release_checked()
             self._drop_index(held.reservation)

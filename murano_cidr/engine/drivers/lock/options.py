@@ -10,12 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The options of the ``lock`` driver.
+"""The options of the ``lock`` driver, in ``[cidr_allocator]``.
 
-Its own live in ``[cidr_allocator]``, beside the pool's, with
-``reservation_timeout``, which the ``db`` driver shares
-(:data:`murano_cidr.opts.reservation_timeout_opt`); the file locks'
-directory is oslo.concurrency's ``[oslo_concurrency] lock_path``.
+The file locks' directory is ``[oslo_concurrency] lock_path``.
 """
 
 import copy

@@ -12,55 +12,144 @@
 
 """A coordination service through tooz: many hosts.
 
-tooz gives the scope lock (where the service queues its waiters); the
-reservation records are kept through a client of the driver's own
-(:mod:`.service_records`). Where no scope lock is taken and tooz's client
-could not reach every member (etcd3), no coordinator is built. The
-coordinator is started at the first use
-rather than when the driver is built, so an engine can start while the
-lock service is down (its allocations fail until the service is back).
-Where the backend needs it, tooz's heartbeat keeps the locks this process
-holds alive; a holder that dies stops beating and its locks expire after
-their timeout (ZooKeeper: when its session expires). Every call to the
-service is bounded by the
-options :mod:`.tooz_clients` derives from ``lock_timeout``, and every
-failure is a :class:`~murano_cidr.exceptions.LockUnavailable` naming the
-service and the client's own reason.
+:class:`ToozLockBackend` bounds and types every call to the service and
+starts tooz's coordinator at the first use; each service's :class:`Client`
+says what its client library needs and keeps the records. How each
+service fails and is bounded: :doc:`/reference/lock-driver`.
 """
 
 import contextlib
 import os
 import socket
 import threading
-import time
 import urllib.parse
 import uuid
 
-from oslo_concurrency import lockutils
 from oslo_log import log as logging
-import stevedore.exception
 import tooz
 from tooz import coordination
 
-from murano_cidr.engine.drivers import lock as lock_package
 from murano_cidr.engine.drivers.lock import backend
 from murano_cidr.engine.drivers.lock import deadlines
-from murano_cidr.engine.drivers.lock import tooz_clients
 from murano_cidr import exceptions
 from murano_cidr import messages
+from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
 
+#: Longest pause, in seconds, between two attempts to reach a lost server
+#: (kazoo's default grows to an hour).
+MAX_RETRY_DELAY = 1.0
 
-# NOTE: the one implementation is murano_cidr.messages'.
-safe_url = messages.safe_url
+#: Longest reason put into a message, in characters.
+MAX_REASON = 400
 
 
-def _release_if_taken(lock):
-    def undo(taken):
-        if taken:
-            lock.release()
-    return undo
+def request_timeout(lock_timeout):
+    """Return the whole seconds one request to Redis or etcd may wait.
+
+    Half of ``lock_timeout``, at least one: a call waits on two failing
+    requests at most, so it ends within about ``lock_timeout``.
+    """
+    return max(1, int(lock_timeout) // 2)
+
+
+def for_url(url):
+    """Return the :class:`Client` of ``url``; see :func:`.backend.service`."""
+    return backend.service(url)()
+
+
+def describe(error):
+    """Return an exception and its explicit causes as one escaped line.
+
+    tooz re-raises a client's error as a :class:`tooz.ToozError` whose own
+    text may be empty; the causes say what happened.
+
+    :returns: e.g. ``"ToozConnectionError; caused by ConnectionFailedError:
+        ... Connection refused"``.
+    """
+    parts = []
+    for _ in range(8):
+        if error is None:
+            break
+        name = type(error).__name__
+        text = str(error) or str(getattr(error, "detail_text", None) or "")
+        if not text:
+            parts.append(name)
+        elif not any(text in part for part in parts):
+            # NOTE: a wrapper often repeats its cause's text; say it once.
+            parts.append("%s: %s" % (name, text))
+        error = error.__cause__
+    # NOTE: a reason comes from a server or a client library and may hold
+    # anything (newlines, ESC); keep messages and log lines one line.
+    reason = messages.printable("; caused by ".join(parts))
+    if len(reason) > MAX_REASON:
+        reason = reason[:MAX_REASON - 3] + "..."
+    return reason
+
+
+class Client(object):
+    """A tooz backend whose client needs nothing special.
+
+    :ivar heart: whether tooz's heartbeat must run to keep locks alive.
+    :ivar serialises: whether engines take the scope lock before they
+        pick (where the service queues its waiters in order).
+    :ivar coordinated: whether a tooz coordinator is built at all.
+    """
+
+    heart = True
+    serialises = False
+    coordinated = True
+
+    def options(self, lock_timeout):
+        """Return the tooz options that bound calls; the URL's own win."""
+        return {"lock_timeout": lock_timeout}
+
+    def errors(self):
+        """Return the client exceptions tooz lets through unwrapped."""
+        return ()
+
+    def lock_timeouts(self):
+        """Return the exceptions that mean a wait for a lock timed out."""
+        return ()
+
+    def closed(self, error):
+        """Tell whether ``error`` means the client gave up for good."""
+        return False
+
+    def request_seconds(self, url, lock_timeout):
+        """Return how long one request may wait; None: the client bounds."""
+        return None
+
+    def ping(self, url, seconds):
+        """Ask the service once; return None or why it did not answer."""
+        return None
+
+    @classmethod
+    def open(cls, url, conf):
+        """Return the lock backend of ``url``, with this client."""
+        group = conf[opts.GROUP]
+        return cls.backend_class(url, group.lock_timeout,
+                                 group.lock_wait_timeout, cls())
+
+    def hosts(self, url):
+        """Return the ``(host, port)`` the URL names, in the order tried."""
+        parts = urllib.parse.urlsplit(url)
+        return [(parts.hostname, parts.port)]
+
+    def records(self, url, lock_timeout, request):
+        """Return the :class:`~.backend.RecordStore` of this service.
+
+        :param request: the lock backend's bounded call,
+            ``request(what, function, seconds=None)``.
+        :raises murano_cidr.exceptions.InvalidConfig: if the service
+            cannot keep records.
+        """
+        raise exceptions.InvalidConfig(
+            option="coordination_url",
+            reason="the lock driver keeps its reservations as records in "
+            "Redis, etcd3, ZooKeeper or a directory (file://); %s cannot "
+            "keep them" % urllib.parse.urlsplit(url).scheme)
 
 
 def _member_id():
@@ -69,91 +158,65 @@ def _member_id():
 
 
 class ToozLockBackend(backend.LockBackend):
-    """Locks from a tooz coordination backend.
+    """Locks and records in a coordination service, through tooz.
 
     :param url: the tooz backend URL (``[cidr_allocator] coordination_url``).
     :param lock_timeout: seconds a lock survives without heartbeat; the
-        options that bound the backend's calls derive from it
-        (:mod:`.tooz_clients`), unless the URL sets its own.
+        options that bound the service's calls derive from it.
     :param wait_timeout: seconds to wait for a scope lock.
+    :param client: the service's :class:`Client`; None: the one the
+        URL's scheme names.
     :raises murano_cidr.exceptions.InvalidConfig: if the URL names no
-        installed tooz backend, or its client library is missing.
+        service of ours, or its client library is missing.
     """
 
-    def __init__(self, url, lock_timeout, wait_timeout):
+    def __init__(self, url, lock_timeout, wait_timeout, client=None):
         self.url = url
-        self.description = safe_url(url)
+        self.description = messages.safe_url(url)
         self.lock_timeout = lock_timeout
         self.wait_timeout = wait_timeout
-        self._semaphores = lockutils.Semaphores()
         self._start_lock = threading.Lock()
         self._started = False
         self._restart = False
-        self._service = tooz_clients.for_url(url)
-        parts = urllib.parse.urlsplit(url)
-        query = urllib.parse.parse_qs(parts.query)
+        #: The service's :class:`Client`.
+        self.client = client if client is not None else for_url(url)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
         self._options = {name: value for name, value
-                         in self._service.options(lock_timeout).items()
+                         in self.client.options(lock_timeout).items()
                          if name not in query}
         try:
             #: How long one request may wait, where the driver bounds it
             #: itself (None: the client's own options bound every call).
-            self.request_seconds = self._service.request_seconds(
+            self.request_seconds = self.client.request_seconds(
                 url, lock_timeout)
             self._coordinator = self._new_coordinator()
-            self._errors = (tooz.ToozError,) + self._service.errors()
-            self.records = self._service.records(url, lock_timeout,
-                                                 self.request)
-        except stevedore.exception.NoMatches:
-            raise exceptions.InvalidConfig(
-                option="coordination_url",
-                reason="%r names no installed tooz backend (tried %r)"
-                % (self.description, parts.scheme))
+            self._errors = (tooz.ToozError,) + self.client.errors()
+            self.records = self.client.records(url, lock_timeout,
+                                               self.request)
         except ImportError as e:
-            raise exceptions.InvalidConfig(
-                option="coordination_url",
-                reason="the client library of %s is not installed (%s); "
-                "install the extra of your lock service: %s"
-                % (parts.scheme, e, " or ".join(
-                    "'pip install murano-cidr[%s]'" % extra
-                    for extra in lock_package.EXTRAS)))
+            raise backend.missing_client(url, e)
         except (ValueError, TypeError, tooz.ToozError) as e:
             raise exceptions.InvalidConfig(
                 option="coordination_url",
-                reason="%s: %s" % (self.description,
-                                   tooz_clients.describe(e)))
+                reason="%s: %s" % (self.description, describe(e)))
 
     def _new_coordinator(self):
-        if not self._service.coordinated:
+        if not self.client.coordinated:
             return None
         return coordination.get_coordinator(self.url, _member_id(),
                                             **self._options)
 
     @property
     def checked_seconds(self):
-        """How long a request whose answer matters may wait, or None.
-
-        Twice :attr:`request_seconds`: a late connection, then the reply.
-        """
+        """Twice :attr:`request_seconds` (a late connection, the reply)."""
         return self.request_seconds and 2 * self.request_seconds
 
-    @property
-    def best_effort_seconds(self):
-        """How long a best-effort release may wait, or None."""
-        return self.request_seconds
-
-    def deadline(self):
-        """Return the deadline of one checked request, from now."""
-        return deadlines.Deadline(self.checked_seconds)
-
     def request(self, what, function, seconds=None, undo=None):
-        """Make one call through tooz, bounded, failing typed.
+        """Return ``function()``, bounded and failing typed.
 
         :param what: what failed, e.g. ``"cannot take the lock X"``.
-        :param function: the call, without arguments.
-        :param seconds: how long to wait for it; None:
-            :attr:`checked_seconds`. Where that is None too, as long as
-            the client waits.
+        :param seconds: how long to wait; None: :attr:`checked_seconds`
+            (None too: as long as the client waits).
         :param undo: given the result of a call that ended too late.
         :raises murano_cidr.exceptions.LockUnavailable: if it failed, or
             did not end in time.
@@ -171,8 +234,7 @@ class ToozLockBackend(backend.LockBackend):
                     "trying in the background)" % (what, max(0, seconds)))
 
     def _unavailable(self, reason):
-        return exceptions.LockUnavailable(url=self.description,
-                                          reason=reason)
+        return exceptions.LockUnavailable(url=self.description, reason=reason)
 
     @contextlib.contextmanager
     def calling(self, what):
@@ -185,13 +247,12 @@ class ToozLockBackend(backend.LockBackend):
         try:
             yield
         except self._errors as e:
-            if self._service.closed(e):
+            if self.client.closed(e):
                 self._restart = True
-            raise self._unavailable("%s: %s" % (what,
-                                                tooz_clients.describe(e)))
+            raise self._unavailable("%s: %s" % (what, describe(e)))
 
     def _coordinator_ready(self):
-        if not self._service.coordinated:
+        if not self.client.coordinated:
             return None
         with self._start_lock:
             if self._restart:
@@ -204,38 +265,31 @@ class ToozLockBackend(backend.LockBackend):
                     except self._errors as e:
                         LOG.warning("Could not stop the coordinator of %s "
                                     "cleanly: %s", self.description,
-                                    tooz_clients.describe(e))
-                # NOTE: a new coordinator, with a client of its own: kazoo's
-                # client, started again after it gave up, failed its first
-                # request after the network healed.
+                                    describe(e))
+                # NOTE: a new coordinator, with a new client: kazoo's,
+                # started again after it gave up, failed its first request.
                 self._coordinator = self._new_coordinator()
                 self._restart = False
             if not self._started:
                 if self.request_seconds is not None:
-                    reason = self._service.ping(self.url,
-                                                self.request_seconds)
+                    reason = self.client.ping(self.url, self.request_seconds)
                     if reason is not None:
                         raise self._unavailable(
                             "cannot start the coordinator: %s" % reason)
                 try:
                     with self.calling("cannot start the coordinator"):
                         self._coordinator.start(
-                            start_heart=self._service.heart)
+                            start_heart=self.client.heart)
                 except exceptions.LockUnavailable:
                     # NOTE: a start that failed is not tried again on the
-                    # same client. kazoo's start() that times out while its
-                    # connection loop gives up (both wait lock_timeout)
-                    # stops the client after the loop emptied its queue:
-                    # the request to close stays queued, and the client,
-                    # started again, closes the session it opens and fails
-                    # its first request. In an eventlet engine the loop
-                    # always gives up first.
+                    # same client (kazoo's, timed out, closes the next
+                    # session it opens: doc/source/reference/lock-driver).
                     self._restart = True
                     raise
                 self._started = True
                 LOG.info("Connected to the lock service %s",
                          self.description)
-            elif (self._service.heart and self._coordinator.requires_beating
+            elif (self.client.heart and self._coordinator.requires_beating
                     and not self._coordinator.heart.is_alive()):
                 raise self._unavailable(
                     "the heartbeat that keeps locks alive has stopped")
@@ -243,77 +297,18 @@ class ToozLockBackend(backend.LockBackend):
 
     @contextlib.contextmanager
     def scope_lock(self, name):
-        deadline = time.monotonic() + self.wait_timeout
-        coordinator = self._coordinator_ready()
-        if not self._service.serialises:
-            yield
-            return
-        # NOTE: threads of this process queue here, so only one of them
-        # at a time polls the lock service for the scope; the wait for the
-        # service counts against the same deadline.
-        semaphore = self._semaphores.get(name)
-        if not semaphore.acquire(timeout=self.wait_timeout):
-            raise self._timed_out(name)
-        try:
-            lock = coordinator.get_lock(name.encode("utf-8"))
-            remaining = max(0.0, deadline - time.monotonic())
+        """Hold nothing: engines on this service do not wait for each other.
 
-            def wait():
-                try:
-                    return lock.acquire(blocking=remaining)
-                except self._service.lock_timeouts():
-                    return False
-
-            with self.calling("cannot take the lock %s" % name):
-                # NOTE: kazoo starts its wait again each time the engine
-                # ahead in the queue leaves; the driver waits no longer
-                # than the deadline (tooz_clients.ZooKeeper).
-                try:
-                    acquired = deadlines.call(remaining, wait,
-                                              undo=_release_if_taken(lock))
-                except deadlines.Late:
-                    acquired = False
-            if not acquired:
-                raise self._timed_out(name)
-            try:
-                yield
-            finally:
-                self._release(lock, name)
-        finally:
-            semaphore.release()
-
-    def _timed_out(self, name):
-        return self._unavailable(
-            "the lock %s was not granted within %s seconds "
-            "([cidr_allocator] lock_wait_timeout)" % (name,
-                                                      self.wait_timeout))
-
-    def _release(self, lock, name):
-        """Release a scope lock; never raises (a lost lock is free)."""
-        try:
-            self.request("cannot release the lock %s" % name, lock.release,
-                         self.best_effort_seconds)
-        except exceptions.LockUnavailable as e:
-            LOG.warning("Could not release lock %s on %s (it will expire): "
-                        "%s", name, self.description, e.kwargs["reason"])
-
-    def probe(self, timeout=5):
-        """Tell whether the lock service answers, without keeping anything.
-
-        The host and port are tried first: tooz clients retry a refused
-        connection for a minute or more, and whoever asks (``murano-cidr-
-        status``) wants the answer at once. URLs without a host and port
-        (``file://``) go straight to the coordinator.
-
-        :param timeout: seconds to wait for the connection.
-        :returns: None, or why the service does not answer.
+        The coordinator is started first, where the service has one.
         """
-        reason = tooz_clients.tcp_probe(self.url, timeout)
-        if reason is None and (self.request_seconds is not None
-                               or not self._service.coordinated):
-            reason = self._service.ping(self.url, timeout)
-        if reason is not None or not self._service.coordinated:
-            return reason
+        self._coordinator_ready()
+        yield
+
+    def try_start(self):
+        """Start and stop the coordinator, unless it runs; keep nothing.
+
+        :returns: None, or why it could not start.
+        """
         with self._start_lock:
             if self._started:
                 return None
@@ -342,8 +337,7 @@ class ToozLockBackend(backend.LockBackend):
             heart = self._coordinator.heart
             if heart.is_alive():
                 # NOTE: tooz's heart retries a failed beat forever, and
-                # stop() waits for it: with the service down, stop() would
-                # never return. Give the heart one lock timeout to stop.
+                # stop() waits for it: give it one lock timeout.
                 heart.stop()
                 if heart.wait(self.lock_timeout):
                     LOG.warning("The heartbeat of %s did not stop within %s "
@@ -358,3 +352,7 @@ class ToozLockBackend(backend.LockBackend):
                 LOG.warning("Could not stop the coordinator of %s cleanly "
                             "(its locks will expire): %s",
                             self.description, e.kwargs["reason"])
+
+
+#: The backend a :class:`Client` is opened with, unless its own says.
+Client.backend_class = ToozLockBackend

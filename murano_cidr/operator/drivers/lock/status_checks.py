@@ -18,6 +18,7 @@ file locks can be created under the lock directory.
 """
 
 import os
+import socket
 import tempfile
 
 from oslo_upgradecheck import upgradecheck
@@ -57,6 +58,56 @@ def writable_dir(path):
     return None
 
 
+def tcp_probe(url, timeout):
+    """Return None if a host of the URL accepts a connection.
+
+    Every host the URL names is tried in turn (a ZooKeeper host list, the
+    members of an etcd URL, the Sentinels of a Redis URL): the client uses
+    any of them.
+
+    :returns: None (also for a URL without host and port), or why no
+        connection succeeded.
+    """
+    try:
+        hosts = [(host, port) for host, port
+                 in tooz_backend.for_url(url).hosts(url) if host and port]
+    except (ValueError, exceptions.InvalidConfig) as e:
+        return "bad URL: %s" % messages.clause(e)
+    reasons = []
+    for host, port in hosts:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as e:
+            reasons.append("cannot connect to %s:%d: %s"
+                           % (host, port, e.strerror or e))
+        else:
+            return None
+    return "; ".join(reasons) or None
+
+
+def probe(backend, timeout=5):
+    """Tell whether a lock service answers, without keeping anything.
+
+    The host and port are tried first: tooz clients retry a refused
+    connection for a minute or more, and ``murano-cidr-status`` wants the
+    answer at once. URLs without a host and port (``file://``) go straight
+    to the coordinator.
+
+    :param backend: a
+        :class:`~murano_cidr.engine.drivers.lock.tooz_backend.ToozLockBackend`.
+    :param timeout: seconds to wait for the connection.
+    :returns: None, or why the service does not answer.
+    """
+    client = backend.client
+    reason = tcp_probe(backend.url, timeout)
+    if reason is None and (backend.request_seconds is not None
+                           or not client.coordinated):
+        reason = client.ping(backend.url, timeout)
+    if reason is not None or not client.coordinated:
+        return reason
+    return backend.try_start()
+
+
 def check_lock_service(conf):
     """The lock service answers, or file locks can be taken.
 
@@ -82,7 +133,7 @@ def check_lock_service(conf):
                                                group.lock_wait_timeout)
     except exceptions.InvalidConfig as e:
         return upgradecheck.Result(FAILURE, "%s." % messages.clause(e))
-    reason = backend.probe()
+    reason = probe(backend)
     if reason is not None:
         return upgradecheck.Result(
             FAILURE, "The lock service %s does not answer: %s. Check "

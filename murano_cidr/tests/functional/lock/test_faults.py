@@ -40,7 +40,7 @@ from kazoo import exceptions as kazoo_exceptions
 from oslo_log import log as logging
 from tooz import coordination
 
-from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import picking
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
 from murano_cidr.tests.functional.lock import servers
@@ -373,7 +373,7 @@ class TestZooKeeperFaults(FaultTests, base.TestCase):
         bound = self.wait_timeout + 3 * self.delay
         engine.cycle("net-1", WATCHDOG * bound)
         held, queued = self.queue_ahead(
-            backend.scope_lock_name(self.router))
+            picking.scope_lock_name(self.router))
 
         proxy.delay = self.delay
         # The last in the queue leaves first: kazoo's wait restarts each

@@ -26,7 +26,7 @@ import threading
 import fixtures
 from tooz import coordination
 
-from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import picking
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests.functional import history
@@ -132,7 +132,7 @@ class ServiceScenarios(ServerPerClass):
         coordinator.start(start_heart=True)
         self.addCleanup(coordinator.stop)
         lock = coordinator.get_lock(
-            backend.scope_lock_name(self.router).encode("utf-8"))
+            picking.scope_lock_name(self.router).encode("utf-8"))
         self.assertTrue(lock.acquire(blocking=False))
         self.addCleanup(lock.release)
         driver = self.allocator(lock_wait_timeout=1)

@@ -14,11 +14,11 @@
 
 import threading
 
-from murano_cidr.engine.drivers.lock import reservations
+from murano_cidr.engine.drivers.lock import backend
 from murano_cidr import exceptions
 
 
-class MemoryRecords(reservations.RecordStore):
+class MemoryRecords(backend.RecordStore):
     """A record store in a dictionary, shared by the drivers given it.
 
     :ivar data: the records, by name.

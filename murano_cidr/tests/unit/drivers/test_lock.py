@@ -25,8 +25,8 @@ import redis
 from murano_cidr.engine import allocator
 from murano_cidr.engine.drivers.lock import backend
 from murano_cidr.engine.drivers.lock import options as lock_options
-from murano_cidr.engine.drivers.lock import tooz_backend
 from murano_cidr import exceptions
+from murano_cidr import messages
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 from murano_cidr.tests.unit.drivers import memory_records
@@ -437,12 +437,12 @@ class TestCoordinationUrl(LockTestCase):
 
     def test_passwords_never_reach_messages(self):
         self.assertEqual("redis://:***@h:6379",
-                         tooz_backend.safe_url("redis://:s3cret@h:6379"))
+                         messages.safe_url("redis://:s3cret@h:6379"))
         self.assertEqual("redis://u:***@h:6379/0?db=1",
-                         tooz_backend.safe_url("redis://u:s3cret@h:6379/0"
-                                               "?db=1"))
+                         messages.safe_url("redis://u:s3cret@h:6379/0"
+                                           "?db=1"))
         self.assertEqual("redis://h:6379",
-                         tooz_backend.safe_url("redis://h:6379"))
+                         messages.safe_url("redis://h:6379"))
 
     def test_unreachable_redis_fails_closed(self):
         # The coordinator cannot start: the server refuses (mocked, so

@@ -15,6 +15,7 @@
 import netaddr
 
 from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import picking
 from murano_cidr.tests import base
 
 
@@ -23,18 +24,18 @@ class TestLockNames(base.TestCase):
     def test_names_are_safe_file_names(self):
         for scope in ("router/1", "a b", None, "x" * 255):
             for cidr in ("10.0.0.0/24", "fd00:1::/64"):
-                name = backend.record_name(scope, cidr)
+                name = picking.record_name(scope, cidr)
                 self.assertNotIn("/", name)
                 self.assertLess(len(name), 128)
                 self.assertTrue(name.startswith("murano-cidr-"))
 
     def test_scopes_and_cidrs_get_distinct_names(self):
-        names = {backend.record_name(s, c)
+        names = {picking.record_name(s, c)
                  for s in (None, "None", "r1", "r2")
                  for c in ("10.0.0.0/24", "10.0.0.0/25", "10.0.1.0/24")}
         self.assertEqual(12, len(names))
-        self.assertNotEqual(backend.scope_lock_name(None),
-                            backend.scope_lock_name("None"))
+        self.assertNotEqual(picking.scope_lock_name(None),
+                            picking.scope_lock_name("None"))
 
 
 class TestBlocks(base.TestCase):

@@ -22,8 +22,7 @@ import fixtures
 import testtools
 
 from murano_cidr.engine import allocator
-from murano_cidr.engine.drivers.lock import backend
-from murano_cidr.engine.drivers.lock import holdings
+from murano_cidr.engine.drivers.lock import driver as lock_driver
 from murano_cidr import exceptions
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
@@ -48,13 +47,10 @@ class FakeTime(object):
         self.now += seconds
 
 
-class _Reservation(backend.Reservation):
+class _Reservation(object):
 
     def __init__(self):
         self.released = 0
-
-    def still_held(self):
-        return True
 
     def release(self):
         self.released += 1
@@ -69,7 +65,7 @@ class TestHoldings(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.time = FakeTime()
-        self.held = holdings.Holdings(TIMEOUT, clock=self.time.clock)
+        self.held = lock_driver.Holdings(TIMEOUT, clock=self.time.clock)
 
     def add(self, owner):
         reservation = _Reservation()
@@ -111,7 +107,7 @@ class TestHoldings(testtools.TestCase):
 
     def test_dropped_owners_remembered_are_bounded(self):
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.lock.holdings.DROPPED_KEPT", 2))
+            "murano_cidr.engine.drivers.lock.driver.DROPPED_KEPT", 2))
         for owner in ("a", "b", "c"):
             self.add(owner)
         self.time.advance(TIMEOUT)
@@ -141,12 +137,12 @@ class TestLockDriverTimeout(base.TestCase):
         self.config(driver="lock", pool_cidrs=contract.SMALL_POOL,
                     subnet_prefixlen=24, reservation_timeout=TIMEOUT)
         self.time = FakeTime()
-        real = holdings.Holdings
+        real = lock_driver.Holdings
         self.useFixture(fixtures.MonkeyPatch(
-            "murano_cidr.engine.drivers.lock.holdings.Holdings",
+            "murano_cidr.engine.drivers.lock.driver.Holdings",
             lambda timeout: real(timeout, clock=self.time.clock)))
         self.useFixture(fixtures.MockPatch(
-            "murano_cidr.engine.drivers.lock.reservations.time.time",
+            "murano_cidr.engine.drivers.lock.picking.time.time",
             side_effect=self.time.wall))
 
     def make_driver(self):

@@ -16,8 +16,9 @@ import os
 
 import fixtures
 
-from murano_cidr.engine.drivers.lock import file_records
-from murano_cidr.engine.drivers.lock import reservations
+from murano_cidr.engine.drivers.lock import driver as lock_driver
+from murano_cidr.engine.drivers.lock import file_service
+from murano_cidr.engine.drivers.lock import picking
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.drivers import memory_records
 
@@ -26,15 +27,15 @@ HOLD = 60
 
 
 def _record(owner="net-1", cidr="10.0.0.0/24", created=NOW, hold=HOLD):
-    return reservations.Record.new(owner, "r", cidr, hold,
-                                   clock=lambda: created)
+    return picking.Record.new(owner, "r", cidr, hold,
+                              clock=lambda: created)
 
 
 class TestRecord(base.TestCase):
 
     def test_bytes_round_trip(self):
         record = _record()
-        again = reservations.Record.decode(record.encode())
+        again = picking.Record.decode(record.encode())
         self.assertEqual(record.encode(), again.encode())
         self.assertEqual(("net-1", "r", "10.0.0.0/24", NOW + HOLD),
                          (again.owner, again.scope, again.cidr,
@@ -45,7 +46,7 @@ class TestRecord(base.TestCase):
 
     def test_an_unknown_layout_is_none(self):
         for data in (b"", b"{}", b"[1]", b"\xff"):
-            self.assertIsNone(reservations.Record.decode(data), data)
+            self.assertIsNone(picking.Record.decode(data), data)
 
     def test_live_until_it_expires(self):
         record = _record()
@@ -90,7 +91,7 @@ class TestFileRecords(StoreTests, base.TestCase):
 
     def make_store(self):
         self.path = self.useFixture(fixtures.TempDir()).path
-        return file_records.FileRecords(self.path, "file locks")
+        return file_service.FileRecords(self.path, "file locks")
 
     def test_no_temporary_file_is_left(self):
         store = self.make_store()
@@ -106,11 +107,11 @@ class TestClaim(base.TestCase):
         super().setUp()
         self.store = memory_records.MemoryRecords()
         self.clock = self.useFixture(fixtures.MockPatch(
-            "murano_cidr.engine.drivers.lock.reservations.time.time",
+            "murano_cidr.engine.drivers.lock.picking.time.time",
             return_value=NOW))
 
     def claim(self, record):
-        return reservations.claim(self.store, "b", record, record.encode())
+        return picking.claim(self.store, "b", record, record.encode())
 
     def test_a_free_block(self):
         record = _record()
@@ -151,65 +152,64 @@ class TestOwnerIndex(base.TestCase):
         self.store = memory_records.MemoryRecords()
 
     def reserve(self, owner, names):
-        record = reservations.Record.new(owner, "r", "10.0.0.0/23", HOLD)
+        record = picking.Record.new(owner, "r", "10.0.0.0/23", HOLD)
         for name in names:
-            self.assertIsNone(reservations.claim(self.store, name, record,
-                                                 record.encode()))
-        reservation = reservations.RecordReservation(self.store, names,
-                                                     record)
-        reservations.write_index(self.store, reservation)
+            self.assertIsNone(picking.claim(self.store, name, record,
+                                            record.encode()))
+        reservation = picking.RecordReservation(self.store, names, record)
+        picking.write_index(self.store, reservation)
         return reservation
 
     def test_any_process_releases_through_the_index(self):
         self.reserve("net-1", ["b1", "b2"])
         self.reserve("net-2", ["b3"])
-        self.assertTrue(reservations.release(self.store, "net-1"))
-        self.assertEqual(["b3", reservations.index_name("net-2")],
+        self.assertTrue(picking.release(self.store, "net-1"))
+        self.assertEqual(["b3", picking.index_name("net-2")],
                          sorted(self.store.data))
-        self.assertFalse(reservations.release(self.store, "net-1"))
+        self.assertFalse(picking.release(self.store, "net-1"))
 
     def test_a_release_after_a_takeover_frees_nothing_of_another(self):
         self.reserve("net-1", ["b1"])
         # Expired, and reserved by net-2 since.
         self.store.data["b1"] = b"net-2's"
-        self.assertFalse(reservations.release(self.store, "net-1"))
+        self.assertFalse(picking.release(self.store, "net-1"))
         self.assertEqual({"b1": b"net-2's"}, self.store.data)
 
     def test_confirmed_reservations_leave_nothing(self):
         reservation = self.reserve("net-1", ["b1"])
         self.assertTrue(reservation.release_checked())
-        reservations.drop_index(self.store, reservation)
+        picking.drop_index(self.store, reservation)
         self.assertEqual({}, self.store.data)
 
     def test_an_unreadable_index_frees_nothing(self):
-        self.store.create(reservations.index_name("net-1"), b"?", None, 1)
-        self.assertFalse(reservations.release(self.store, "net-1"))
+        self.store.create(picking.index_name("net-1"), b"?", None, 1)
+        self.assertFalse(picking.release(self.store, "net-1"))
 
     def test_an_expired_index_of_the_owner_is_replaced(self):
         clock = self.useFixture(fixtures.MockPatch(
-            "murano_cidr.engine.drivers.lock.reservations.time.time",
+            "murano_cidr.engine.drivers.lock.picking.time.time",
             return_value=NOW - 2 * HOLD)).mock
         self.reserve("net-1", ["b1"])
         clock.return_value = NOW
         self.reserve("net-1", ["b2"])
-        self.assertTrue(reservations.release(self.store, "net-1"))
+        self.assertTrue(picking.release(self.store, "net-1"))
         self.assertEqual(["b1"], sorted(self.store.data))
 
     def test_a_live_index_of_the_owner_stays(self):
         self.reserve("net-1", ["b1"])
         self.reserve("net-1", ["b2"])
-        self.assertTrue(reservations.release(self.store, "net-1"))
+        self.assertTrue(picking.release(self.store, "net-1"))
         self.assertEqual(["b2"], sorted(self.store.data))
 
 
 class TestDescribe(base.TestCase):
 
     def test_nothing_recorded(self):
-        self.assertEqual("", reservations.describe([], set(), HOLD))
+        self.assertEqual("", lock_driver.describe([], set(), HOLD))
 
     def test_who_holds_since_when_until_when(self):
         records = [_record("a", created=NOW - 30), _record("b")]
-        text = reservations.describe(records, {"b"}, HOLD, now=NOW)
+        text = lock_driver.describe(records, {"b"}, HOLD, now=NOW)
         self.assertEqual(
             "; 2 held by unconfirmed reservations (1 by this engine "
             "process), the oldest made 30 s ago, at 2027-01-15 07:59:30 "

@@ -19,10 +19,11 @@ from unittest import mock
 from etcd3gw import exceptions as etcd3gw_exceptions
 import requests
 
-from murano_cidr.engine.drivers.lock import etcd_members
-from murano_cidr.engine.drivers.lock import service_records
+from murano_cidr.engine.drivers.lock import etcd_service
 from murano_cidr.engine.drivers.lock import tooz_backend
+from murano_cidr.engine.drivers.lock import zookeeper_service
 from murano_cidr import exceptions
+from murano_cidr.operator.drivers.lock import status_checks
 from murano_cidr.tests import base
 
 URL = "etcd3+http://h1:2379,h2:2380,h3?api_version=v3"
@@ -36,15 +37,15 @@ class TestMembers(base.TestCase):
 
     def test_every_member_in_order(self):
         self.assertEqual([("h1", 2379), ("h2", 2380), ("h3", 2379)],
-                         etcd_members.members(URL))
-        self.assertEqual([("::1", 2379), ("h", 1)], etcd_members.members(
+                         etcd_service.members(URL))
+        self.assertEqual([("::1", 2379), ("h", 1)], etcd_service.members(
             "etcd3+https://user@[::1]:2379,h:1"))
 
     def test_one_member_as_before(self):
         self.assertEqual([("h", 2379)],
-                         etcd_members.members("etcd3+http://h:2379"))
+                         etcd_service.members("etcd3+http://h:2379"))
         self.assertEqual([("localhost", 2379)],
-                         etcd_members.members("etcd3://"))
+                         etcd_service.members("etcd3://"))
 
     def test_a_bad_member_is_invalid_config(self):
         for url, member in (("etcd3+http://h1:2379,,h3:2379", "''"),
@@ -52,17 +53,17 @@ class TestMembers(base.TestCase):
                             ("etcd3+http://h1:x", "'h1:x'"),
                             ("etcd3+http://h1:2379,h2:70000", "'h2:70000'")):
             e = self.assertRaises(exceptions.InvalidConfig,
-                                  etcd_members.members, url)
+                                  etcd_service.members, url)
             self.assertIn("coordination_url", str(e))
             self.assertIn("%s is not an etcd member" % member, str(e))
 
     def test_the_url_s_timeout_wins(self):
-        self.assertEqual(1.5, etcd_members.Members(
+        self.assertEqual(1.5, etcd_service.Members(
             "etcd3+http://h?timeout=1.5", 7).seconds)
-        self.assertEqual(7, etcd_members.Members("etcd3+http://h", 7).seconds)
+        self.assertEqual(7, etcd_service.Members("etcd3+http://h", 7).seconds)
         for bad in ("x", "0", "-1", "nan"):
             e = self.assertRaises(exceptions.InvalidConfig,
-                                  etcd_members.Members,
+                                  etcd_service.Members,
                                   "etcd3+http://h?timeout=%s" % bad, 7)
             self.assertIn("timeout=%s is not a number" % bad, str(e))
 
@@ -76,7 +77,7 @@ class TestFailover(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.members = etcd_members.Members(URL, 3)
+        self.members = etcd_service.Members(URL, 3)
         self.asked = []
 
     def answer(self, *failures):
@@ -163,7 +164,7 @@ class TestEtcdRecords(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.records = service_records.EtcdRecords(
+        self.records = etcd_service.EtcdRecords(
             "etcd3+http://h1:2379,h2:2379", 3,
             lambda what, function, seconds=None: function())
         self.clients = [mock.Mock(), mock.Mock()]
@@ -193,8 +194,8 @@ class TestEtcdRecords(base.TestCase):
 class TestProbe(base.TestCase):
 
     def test_the_status_check_asks_every_member(self):
-        reason = tooz_backend.ToozLockBackend(
-            "etcd3+http://127.0.0.1:1,127.0.0.1:2", 4, 4).probe(1)
+        reason = status_checks.probe(tooz_backend.ToozLockBackend(
+            "etcd3+http://127.0.0.1:1,127.0.0.1:2", 4, 4), 1)
         self.assertIn("cannot connect to 127.0.0.1:1", reason)
         self.assertIn("cannot connect to 127.0.0.1:2", reason)
 
@@ -204,7 +205,7 @@ class TestZooKeeperRecords(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.records = service_records.ZooKeeperRecords(
+        self.records = zookeeper_service.ZooKeeperRecords(
             "zookeeper://h1:2181,h2:2181", {}, lambda what, function,
             seconds=None: function(), 6)
         self.client = mock.Mock(connected=True)

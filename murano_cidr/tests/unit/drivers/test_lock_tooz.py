@@ -26,10 +26,14 @@ import tooz
 from tooz import coordination
 
 from murano_cidr.engine import allocator
-from murano_cidr.engine.drivers.lock import backend
-from murano_cidr.engine.drivers.lock import redis_sentinel
-from murano_cidr.engine.drivers.lock import tooz_clients
+from murano_cidr.engine.drivers.lock import etcd_service
+from murano_cidr.engine.drivers.lock import picking
+from murano_cidr.engine.drivers.lock import redis_service
+from murano_cidr.engine.drivers.lock import sentinel_service
+from murano_cidr.engine.drivers.lock import tooz_backend
+from murano_cidr.engine.drivers.lock import zookeeper_service
 from murano_cidr import exceptions
+from murano_cidr.operator.drivers.lock import status_checks
 from murano_cidr.tests import base
 from murano_cidr.tests import contract
 from murano_cidr.tests.unit.drivers import memory_records
@@ -53,23 +57,23 @@ class TestDescribe(base.TestCase):
         self.assertEqual("ToozConnectionError; caused by "
                          "ConnectionFailedError: HTTPConnectionPool: "
                          "Connection refused",
-                         tooz_clients.describe(error))
+                         tooz_backend.describe(error))
 
     def test_a_repeated_text_is_said_once(self):
         cause = kazoo_exceptions.ConnectionClosedError("Connection closed")
         error = _tooz_error(tooz.ToozError,
                             "operation error: Connection closed", cause)
         self.assertEqual("ToozError: operation error: Connection closed",
-                         tooz_clients.describe(error))
+                         tooz_backend.describe(error))
 
     def test_control_characters_are_escaped(self):
-        reason = tooz_clients.describe(
+        reason = tooz_backend.describe(
             tooz.ToozError("bad\nline\x1b[31m"))
         self.assertEqual("ToozError: bad\\nline\\x1b[31m", reason)
 
     def test_a_long_reason_is_cut(self):
-        reason = tooz_clients.describe(tooz.ToozError("x" * 5000))
-        self.assertEqual(tooz_clients.MAX_REASON, len(reason))
+        reason = tooz_backend.describe(tooz.ToozError("x" * 5000))
+        self.assertEqual(tooz_backend.MAX_REASON, len(reason))
         self.assertTrue(reason.endswith("..."))
 
     def test_an_error_raised_while_handling_another_is_not_its_cause(self):
@@ -80,13 +84,13 @@ class TestDescribe(base.TestCase):
                 raise tooz.ToozError("the real one")
         except tooz.ToozError as e:
             self.assertEqual("ToozError: the real one",
-                             tooz_clients.describe(e))
+                             tooz_backend.describe(e))
 
 
 class TestClientOptions(base.TestCase):
 
     def test_zookeeper_calls_are_bounded_by_the_session(self):
-        client = tooz_clients.for_url("zookeeper://127.0.0.1:2181")
+        client = tooz_backend.for_url("zookeeper://127.0.0.1:2181")
         options = client.options(7)
         self.assertEqual(7, options["timeout"])
         for name in ("connection_retry", "command_retry"):
@@ -96,7 +100,7 @@ class TestClientOptions(base.TestCase):
         self.assertFalse(client.heart)
 
     def test_zookeeper_gives_up_for_good_on_a_closed_connection(self):
-        client = tooz_clients.for_url("zookeeper://h")
+        client = tooz_backend.for_url("zookeeper://h")
         closed = _tooz_error(
             tooz.ToozError, "operation error",
             kazoo_exceptions.ConnectionClosedError("closed"))
@@ -104,22 +108,22 @@ class TestClientOptions(base.TestCase):
         self.assertFalse(client.closed(kazoo_exceptions.ConnectionLoss()))
 
     def test_etcd_needs_no_coordinator(self):
-        client = tooz_clients.for_url("etcd3+http://h1:2379,h2:2379")
+        client = tooz_backend.for_url("etcd3+http://h1:2379,h2:2379")
         # No scope lock on etcd, and tooz's client takes one member.
         self.assertFalse(client.coordinated)
         self.assertFalse(client.serialises)
 
     def test_redis_sockets_time_out_within_the_lock(self):
-        options = tooz_clients.for_url("redis://h:6379").options(7)
+        options = tooz_backend.for_url("redis://h:6379").options(7)
         self.assertEqual({"lock_timeout": 7, "socket_timeout": 3,
                           "socket_connect_timeout": 3}, options)
 
     def test_a_request_waits_at_least_a_second(self):
-        self.assertEqual(1, tooz_clients.request_timeout(1))
-        self.assertEqual(15, tooz_clients.request_timeout(30))
+        self.assertEqual(1, tooz_backend.request_timeout(1))
+        self.assertEqual(15, tooz_backend.request_timeout(30))
 
     def test_local_locks_need_no_timeout(self):
-        self.assertEqual({}, tooz_clients.for_url("file:///x").options(7))
+        self.assertEqual({}, tooz_backend.for_url("file:///x").options(7))
 
 
 class TestProbedHosts(base.TestCase):
@@ -136,8 +140,8 @@ class TestProbedHosts(base.TestCase):
         # Port 1 on the loopback: nothing listens, the connection is
         # refused. Issue 33: urlsplit cannot read the port of a host list.
         url = "zookeeper://127.0.0.1:1,127.0.0.1:%d" % self.listening()
-        self.assertIsNone(tooz_clients.tcp_probe(url, 5))
-        reason = tooz_clients.tcp_probe(
+        self.assertIsNone(status_checks.tcp_probe(url, 5))
+        reason = status_checks.tcp_probe(
             "zookeeper://127.0.0.1:1,127.0.0.1:1/chroot", 5)
         self.assertIn("cannot connect to 127.0.0.1:1", reason)
         self.assertNotIn("bad URL", reason)
@@ -145,8 +149,8 @@ class TestProbedHosts(base.TestCase):
     def test_every_sentinel(self):
         url = ("redis://127.0.0.1:1?sentinel=m&sentinel_fallback="
                "127.0.0.1:%d" % self.listening())
-        self.assertIsNone(tooz_clients.tcp_probe(url, 5))
-        self.assertIn("cannot connect to 127.0.0.1:1", tooz_clients.tcp_probe(
+        self.assertIsNone(status_checks.tcp_probe(url, 5))
+        self.assertIn("cannot connect to 127.0.0.1:1", status_checks.tcp_probe(
             "redis://127.0.0.1:1?sentinel=m", 5))
 
 
@@ -157,13 +161,13 @@ class TestSentinelURL(base.TestCase):
         url = ("redis://s1:26380?sentinel=m&sentinel_fallback=s2:26381"
                "&sentinel_fallback=s3")
         self.assertEqual([("s1", 26380), ("s2", 26381), ("s3", 26379)],
-                         redis_sentinel.sentinels(url))
-        self.assertEqual("m", redis_sentinel.master_name(url))
+                         sentinel_service.sentinels(url))
+        self.assertEqual("m", sentinel_service.master_name(url))
 
     def test_a_single_redis_is_not_checked(self):
         url = "redis://127.0.0.1:1"
-        self.assertEqual([], redis_sentinel.sentinels(url))
-        self.assertIsNone(redis_sentinel.master_name(url))
+        self.assertEqual([], sentinel_service.sentinels(url))
+        self.assertIsNone(sentinel_service.master_name(url))
 
 
 class ToozTestCase(base.TestCase):
@@ -181,8 +185,8 @@ class ToozTestCase(base.TestCase):
         self.coordinator = self.new_coordinator()
         self.lock = self.coordinator.get_lock.return_value
         self.records = memory_records.MemoryRecords()
-        for client in (tooz_clients.ZooKeeper, tooz_clients.Etcd3,
-                       tooz_clients.Redis):
+        for client in (zookeeper_service.ZooKeeper, etcd_service.Etcd3,
+                       redis_service.Redis):
             self.enterContext(mock.patch.object(
                 client, "records",
                 lambda _client, _url, _timeout, _request: self.records))
@@ -224,11 +228,11 @@ class TestZooKeeperBackend(ToozTestCase, _LockNames):
 
     def test_picks_wait_for_the_scope_lock(self):
         self.driver.allocate("net-1", scope="r")
-        self.assertIn(backend.scope_lock_name("r"), self._lock_names())
+        self.assertIn(picking.scope_lock_name("r"), self._lock_names())
 
     def test_the_bounding_options_reach_tooz(self):
         self.assertEqual(
-            tooz_clients.ZooKeeper().options(7), self.options)
+            zookeeper_service.ZooKeeper().options(7), self.options)
 
     def test_no_heartbeat_thread(self):
         self.driver.allocate("net-1", scope="r")

@@ -10,11 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reservation records as small files in a lock directory: one host.
+"""oslo.concurrency file locks and records beside them: one host.
 
-The records of the file locks (and of tooz's ``file://`` backend), kept
-beside the lock files. oslo.concurrency's locks are taken with semaphores
-of this module's own, never the process-wide ones the host process uses.
+``lockutils.lock(name, external=True, lock_path=...)`` takes a semaphore of
+this module's own first and then the lock file, so it excludes threads and
+processes alike; the lock path is always passed explicitly, and the
+host process's semaphores are never used. A record is a small file beside
+the lock files, changed under a file lock and renamed into place.
 """
 
 import contextlib
@@ -23,16 +25,23 @@ import os
 import uuid
 
 from oslo_concurrency import lockutils
+from oslo_log import log as logging
 
-from murano_cidr.engine.drivers.lock import reservations
+from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import options as lock_options
 from murano_cidr import exceptions
 
+LOG = logging.getLogger(__name__)
+
+#: This process's semaphores of the file locks: the driver's own, never
+#: oslo.concurrency's process-wide ones, which the host process uses.
 _semaphores = lockutils.Semaphores()
 
 
 def _forget_semaphores():
     # NOTE: a child forked while a thread held one would inherit it held,
-    # by a thread it does not have.
+    # by a thread it does not have; it drops its parent's allocator, and
+    # the file locks (fcntl's, per process) are not inherited.
     global _semaphores
     _semaphores = lockutils.Semaphores()
 
@@ -40,7 +49,65 @@ def _forget_semaphores():
 os.register_at_fork(after_in_child=_forget_semaphores)
 
 
-class FileRecords(reservations.RecordStore):
+def _check_process_locking():
+    # NOTE: lockutils reads [oslo_concurrency] disable_process_locking from
+    # the process-wide configuration, not from the one we were given. With
+    # it set, "external" locks exclude threads only, and two engines would
+    # both hold every reservation.
+    if lockutils.CONF.oslo_concurrency.disable_process_locking:
+        raise exceptions.InvalidConfig(
+            group="oslo_concurrency", option="disable_process_locking",
+            reason="the lock driver needs inter-process locks; unset it or "
+            "set [cidr_allocator] coordination_url")
+
+
+class FileLockBackend(backend.LockBackend):
+    """Inter-process file locks under one directory.
+
+    :param lock_path: the lock directory; created (mode 0700) if missing.
+    :raises murano_cidr.exceptions.InvalidConfig: if the directory cannot be
+        created or written, or process locking is disabled.
+    """
+
+    def __init__(self, lock_path):
+        self.lock_path = lock_path
+        self.description = "file locks under %s" % lock_path
+        _check_process_locking()
+        try:
+            os.makedirs(lock_path, mode=0o700, exist_ok=True)
+        except OSError as e:
+            raise exceptions.InvalidConfig(
+                group="oslo_concurrency", option="lock_path",
+                reason="cannot create %s: %s" % (lock_path, e))
+        if not os.access(lock_path, os.W_OK | os.X_OK):
+            raise exceptions.InvalidConfig(
+                group="oslo_concurrency", option="lock_path",
+                reason="%s is not writable by this user" % lock_path)
+        self.records = FileRecords(lock_path, self.description)
+
+    @classmethod
+    def open(cls, url, conf):
+        """Return the file locks of ``conf``'s lock directory."""
+        return cls(lock_options.lock_path(conf))
+
+    def _unavailable(self, error):
+        return exceptions.LockUnavailable(url=self.description,
+                                          reason=str(error))
+
+    @contextlib.contextmanager
+    def scope_lock(self, name):
+        _check_process_locking()
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(lockutils.lock(
+                    name, external=True, lock_path=self.lock_path,
+                    do_log=False, semaphores=_semaphores))
+            except OSError as e:
+                raise self._unavailable(e)
+            yield
+
+
+class FileRecords(backend.RecordStore):
     """Records as small files beside the lock files of one host.
 
     Each record is read, compared and changed under a file lock (one of

@@ -10,24 +10,26 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The members of an etcd cluster, named by one coordination URL.
+"""etcd3 through etcd3gw: records as keys on leases, no scope lock.
 
-``etcd3+http://h1:2379,h2:2379,h3:2379[?options]`` names three members,
-as a ZooKeeper URL names its hosts. etcd3gw's client talks to one member,
-so :class:`Members` keeps one client per member and sends a call to the
-next member when one cannot be reached (the connection fails or times
-out, or the member answers that it cannot serve: etcd3gw's
-``ConnectionFailedError`` and ``ConnectionTimeoutError``). Any member
-serves any request of the cluster, so this is failover, not a retry: a
-call goes to two members at most, each once, so that it ends within the
-bound of two requests.
+``etcd3+http://h1:2379,h2:2379,h3:2379[?options]`` names the members of a
+cluster; :class:`Members` keeps one etcd3gw client per member and sends a
+call to the next one when a member cannot be reached (failover, not a
+retry: two members at most, each once). A record is a key on a lease of the
+hold time, created by a transaction that requires the key absent, deleted
+by one that compares its value.
 """
 
+import base64
 import functools
 import urllib.parse
 
+import etcd3gw
+from etcd3gw import exceptions as etcd3gw_exceptions
 from oslo_utils import netutils
 
+from murano_cidr.engine.drivers.lock import backend
+from murano_cidr.engine.drivers.lock import tooz_backend
 from murano_cidr import exceptions
 
 #: etcd's client port.
@@ -80,7 +82,6 @@ class Members(object):
     BOUND = 2
 
     def __init__(self, url, seconds):
-        import etcd3gw
         parts = urllib.parse.urlsplit(url)
         query = {k: v[-1] for k, v in
                  urllib.parse.parse_qs(parts.query).items()}
@@ -132,7 +133,6 @@ class Members(object):
             when a member answered with an error; ``ConnectionFailedError``
             naming each member tried when none could be reached.
         """
-        from etcd3gw import exceptions as etcd3gw_exceptions
         reasons = []
         for index in self.order()[:self.BOUND]:
             try:
@@ -148,3 +148,93 @@ class Members(object):
             return result
         raise etcd3gw_exceptions.ConnectionFailedError(
             "no etcd member answered: %s" % "; ".join(reasons))
+
+
+class Etcd3(tooz_backend.Client):
+    """etcd3gw: no coordinator, no scope lock, records through Members.
+
+    How its calls are bounded, and why: :doc:`/reference/lock-driver`.
+    """
+
+    coordinated = False
+
+    def hosts(self, url):
+        return members(url)
+
+    def errors(self):
+        return (etcd3gw_exceptions.Etcd3Exception,)
+
+    def ping(self, url, seconds):
+        """Ask each member in turn for its status, until one answers."""
+        try:
+            Members(url, seconds).call(
+                lambda client: client.status())
+        except etcd3gw_exceptions.Etcd3Exception as e:
+            return tooz_backend.describe(e)
+        return None
+
+    def records(self, url, lock_timeout, request):
+        return EtcdRecords(
+            url, tooz_backend.request_timeout(lock_timeout), request)
+
+
+class EtcdRecords(backend.RecordStore):
+    """Records as etcd keys on a lease of the hold time.
+
+    Each call goes to the members of the URL in turn
+    (:class:`~murano_cidr.engine.drivers.lock.Members`). A create
+    that the member lost on the way may have been applied: the key that
+    then exists holds this record's data, so a create that finds it
+    counts as written. A delete cut off the same way is reported as not
+    done (the caller treats the reservation as lost).
+
+    :param url: the coordination URL.
+    :param seconds: how long each HTTP request may take.
+    :param request: the lock backend's bounded call.
+    """
+
+    expires_itself = True
+
+    def __init__(self, url, seconds, request):
+        self._members = Members(url, seconds)
+        self._request = request
+
+    def _call(self, what, function):
+        return self._request(what, lambda: self._members.call(function))
+
+    @staticmethod
+    def _bytes(value):
+        return value.encode("utf-8") if isinstance(value, str) else value
+
+    def read(self, name):
+        values = self._call("cannot read the record %s" % name,
+                            lambda client: client.get(name))
+        data = self._bytes(values[0]) if values else None
+        return data, data
+
+    def create(self, name, data, version, hold):
+        if version is not None:
+            # NOTE: a key etcd still has is live; its lease drops it.
+            return False
+
+        def create(client):
+            lease = client.lease(max(1, int(hold)))
+            if client.create(name, data, lease=lease):
+                return True
+            values = client.get(name)
+            return bool(values) and self._bytes(values[0]) == self._bytes(
+                data)
+
+        return bool(self._call("cannot write the record %s" % name, create))
+
+    def delete(self, name, data):
+        def encode(value):
+            return base64.b64encode(self._bytes(value)).decode("ascii")
+
+        txn = {"compare": [{"key": encode(name), "result": "EQUAL",
+                            "target": "VALUE", "value": encode(data)}],
+               "success": [{"request_delete_range": {"key": encode(name)}}],
+               "failure": []}
+        result = self._call("cannot delete the record %s" % name,
+                            lambda client: client.transaction(txn))
+        return bool(result.get("succeeded"))
