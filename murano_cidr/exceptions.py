@@ -10,7 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Every error murano-cidr raises, each with its message template."""
+"""Every error an engine may raise, each with its message template.
+
+What only operators' commands and the measuring tools raise is in
+:mod:`murano_cidr.operator.errors`, on these bases.
+"""
 
 from murano_cidr._i18n import _
 
@@ -105,19 +109,6 @@ class BackendUnavailable(MuranoCidrException):
     message = _("%(backend)s is unavailable: %(reason)s")
 
 
-class SimulationError(MuranoCidrException):
-    """``murano-cidr simulate`` could not run to the end."""
-
-    message = _("The simulation failed: %(reason)s")
-
-
-class MissingExtra(MuranoCidrException):
-    """A tool needs a library that only one of the extras installs."""
-
-    message = _("%(command)s needs %(module)s, which is not installed; run "
-                "'pip install murano-cidr[%(extra)s]'")
-
-
 class DatabaseUnavailable(BackendUnavailable):
     """The allocation database cannot be reached or keeps failing."""
 
@@ -162,15 +153,6 @@ class DatabaseNotSynced(MuranoCidrException):
                 "--config-file <file> db sync' first")
 
 
-class UnknownRevision(DatabaseNotSynced):
-    """The database records a schema revision this code does not know."""
-
-    message = _("The allocation database %(url)s is at revision "
-                "%(revision)s, which this murano-cidr does not know (its "
-                "newest is %(head)s): a newer murano-cidr upgraded it. "
-                "Nothing was changed; upgrade murano-cidr on this host")
-
-
 class ForeignTables(InvalidConfig):
     """Tables with the driver's names exist but are not the driver's."""
 
@@ -211,26 +193,7 @@ class ReservationLost(MuranoCidrException):
                 "it and allocate again before creating the subnet")
 
 
-class AllocationConflict(MuranoCidrException):
-    """A CIDR cannot be recorded because it overlaps a live allocation."""
-
-    message = _("%(cidr)s for owner %(owner)s in scope %(scope)s overlaps "
-                "%(other_cidr)s held by owner %(other_owner)s")
-
-
 class OwnerConflict(MuranoCidrException):
     """An owner already holds a different CIDR."""
 
     message = _("Owner %(owner)s already holds %(cidr)s in scope %(scope)s")
-
-
-class InvalidInputFile(InvalidArgument):
-    """A file given to a command cannot be read or holds bad data."""
-
-    message = _("%(path)s: %(reason)s")
-
-
-class UnexpectedCoreLibrary(InvalidInputFile):
-    """A tree is not the io.murano core library the MuranoPL change fits."""
-
-    message = _("%(path)s: %(reason)s; nothing was changed")

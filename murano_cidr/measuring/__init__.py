@@ -19,7 +19,7 @@ matplotlib), which come with the extras of :data:`EXTRAS`.
 
 import importlib
 
-from murano_cidr import exceptions
+from murano_cidr.operator import errors
 
 #: The output formats of both tools' reports (``--format``).
 FORMATS = ("table", "json", "csv")
@@ -35,12 +35,12 @@ def require(command, extra, *modules):
         (``murano-cidr simulate``).
     :param extra: the extra of setup.cfg that installs them.
     :param modules: top-level module names, among ``EXTRAS[extra]``.
-    :raises murano_cidr.exceptions.MissingExtra: naming the first module
+    :raises murano_cidr.operator.errors.MissingExtra: naming the first module
         that cannot be imported and the extra to install.
     """
     for module in modules:
         try:
             importlib.import_module(module)
         except ImportError:
-            raise exceptions.MissingExtra(command=command, module=module,
-                                          extra=extra)
+            raise errors.MissingExtra(command=command, module=module,
+                                      extra=extra)

@@ -20,7 +20,7 @@ lines of each part, in the file's own text.
 
 import yaml
 
-from murano_cidr import exceptions
+from murano_cidr.operator import errors
 
 #: The object attribute that says the network allocated its CIDR.
 FLAG = "cidrAllocated"
@@ -52,7 +52,7 @@ _DESTROY_NOTE = _NOTE % "the network is deleted: its CIDR may be reused"
 
 def refuse(path, reason):
     """Return the error that refuses the file at ``path``, saying why."""
-    return exceptions.UnexpectedCoreLibrary(path=path, reason=reason)
+    return errors.UnexpectedCoreLibrary(path=path, reason=reason)
 
 
 # -- the class file, as YAML nodes with their positions ----------------------
@@ -116,7 +116,7 @@ class Plan(object):
 
     :param path: the file's path, for the error.
     :param text: its text.
-    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if the text is
+    :raises murano_cidr.operator.errors.UnexpectedCoreLibrary: if the text is
         not a ``NeutronNetwork`` the change fits.
     """
 
@@ -269,7 +269,7 @@ def original(target, text):
     :meth:`Plan.insertions` makes it (in this form, or the unguarded form
     of an earlier murano-cidr); the text is then returned as it is.
 
-    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if the text
+    :raises murano_cidr.operator.errors.UnexpectedCoreLibrary: if the text
         without the change is no longer a ``NeutronNetwork`` it fits.
     """
     for guarded in (True, False):

@@ -40,7 +40,7 @@ The class file is found by structure, not by line numbers: the package's
 under ``Classes/``; the file must define ``NeutronNetwork`` with a
 ``deploy`` method whose body has exactly one such allocation step and,
 after it, exactly one stack push. Anything else is refused with
-:class:`~murano_cidr.exceptions.UnexpectedCoreLibrary` and nothing is
+:class:`~murano_cidr.operator.errors.UnexpectedCoreLibrary` and nothing is
 written. The new lines are inserted into the file's own text, at the
 indentation of the steps around them, so everything else stays as it was;
 a change already made (by this command or by hand, recognised by the calls
@@ -103,7 +103,7 @@ def find_package(path):
 
     :param path: the package directory (with ``manifest.yaml``), or a
         checkout of Murano whose ``meta/io.murano`` it is.
-    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if neither has a
+    :raises murano_cidr.operator.errors.UnexpectedCoreLibrary: if neither has a
         manifest.
     """
     for candidate in (path, os.path.join(path, IN_SOURCE_TREE)):
@@ -125,7 +125,7 @@ def _read(path):
 def class_file(package):
     """Return the path of ``NeutronNetwork``'s file, from the manifest.
 
-    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if the manifest
+    :raises murano_cidr.operator.errors.UnexpectedCoreLibrary: if the manifest
         is not the core library's or does not name the class.
     """
     manifest_path = os.path.join(package, "manifest.yaml")
@@ -161,7 +161,7 @@ def change(path, dry_run=False):
     :param dry_run: compute the change without writing it.
     :returns: a :class:`Result`; ``added`` is empty if the change was
         already made.
-    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if the tree does
+    :raises murano_cidr.operator.errors.UnexpectedCoreLibrary: if the tree does
         not look like the core library the change fits; nothing is written.
     """
     package = find_package(path)
@@ -199,7 +199,7 @@ def revert(path, dry_run=False):
     :param dry_run: compute the result without writing it.
     :returns: a :class:`Result`; ``added`` lists the parts removed, empty
         if there was no change to remove.
-    :raises murano_cidr.exceptions.UnexpectedCoreLibrary: if the tree does
+    :raises murano_cidr.operator.errors.UnexpectedCoreLibrary: if the tree does
         not look like the core library, or its change was edited by hand;
         nothing is written.
     """

@@ -32,7 +32,7 @@ SHIFT = 0.02
 def pyplot():
     """Return matplotlib's pyplot on a file-only backend.
 
-    :raises murano_cidr.exceptions.MissingExtra: if matplotlib (the
+    :raises murano_cidr.operator.errors.MissingExtra: if matplotlib (the
         ``simulate`` extra) is not installed.
     """
     measuring.require("murano-cidr simulate --plot", "simulate", "matplotlib")
@@ -89,7 +89,7 @@ def draw(results, spec=None):
     :param results: a list of results.
     :param spec: the spec that was run, for the title.
     :returns: the matplotlib figure; :func:`plot` saves and closes it.
-    :raises murano_cidr.exceptions.MissingExtra: if matplotlib (the
+    :raises murano_cidr.operator.errors.MissingExtra: if matplotlib (the
         ``simulate`` extra) is not installed.
     """
     plt = pyplot()
@@ -141,7 +141,7 @@ def plot(results, path, spec=None):
     :param results: a list of results.
     :param path: the PNG file to write.
     :param spec: the spec that was run, for the title.
-    :raises murano_cidr.exceptions.MissingExtra: if matplotlib (the
+    :raises murano_cidr.operator.errors.MissingExtra: if matplotlib (the
         ``simulate`` extra) is not installed.
     """
     plt = pyplot()

@@ -62,6 +62,7 @@ from murano_cidr.measuring.simulate import router as router_mod
 from murano_cidr.measuring import workers as workers_mod
 from murano_cidr.operator import confutils
 from murano_cidr.operator.drivers import commands as driver_commands
+from murano_cidr.operator import errors
 from murano_cidr import opts
 
 LOG = logging.getLogger(__name__)
@@ -170,7 +171,7 @@ class Runner(object):
         :returns: a list of
             :class:`~murano_cidr.measuring.simulate.model.Result`,
             by driver then K.
-        :raises murano_cidr.exceptions.SimulationError: if an engine dies
+        :raises murano_cidr.operator.errors.SimulationError: if an engine dies
             or hangs.
         """
         size = self.validate()
@@ -304,7 +305,7 @@ def collect(results, workers, poll=1.0, timeout=engine.STEP_TIMEOUT * 2):
     :param poll: seconds between two looks at the processes.
     :param timeout: seconds without any report before giving up.
     :returns: ``(outcome, detail)``.
-    :raises murano_cidr.exceptions.SimulationError: if an engine process
+    :raises murano_cidr.operator.errors.SimulationError: if an engine process
         died, or none reported for ``timeout`` seconds.
     """
     waited = 0.0
@@ -316,10 +317,10 @@ def collect(results, workers, poll=1.0, timeout=engine.STEP_TIMEOUT * 2):
             waited += poll
             dead = [w.name for w in workers if not w.is_alive()]
             if dead:
-                raise exceptions.SimulationError(
+                raise errors.SimulationError(
                     reason="engine process %s died" % ", ".join(dead))
             if waited > timeout:
-                raise exceptions.SimulationError(
+                raise errors.SimulationError(
                     reason="no engine answered for %d seconds" % waited)
 
 

@@ -40,6 +40,7 @@ from murano_cidr import messages
 from murano_cidr.operator.cmd import configuration
 from murano_cidr.operator.cmd import interrupts
 from murano_cidr.operator.drivers import commands as driver_commands
+from murano_cidr.operator import errors
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -219,7 +220,7 @@ def exit_code_for(error):
     if isinstance(error, (exceptions.InvalidConfig, exceptions.InvalidArgument,
                           exceptions.DriverNotFound,
                           exceptions.DatabaseNotSynced,
-                          exceptions.MissingExtra, cfg.Error)):
+                          errors.MissingExtra, cfg.Error)):
         return EXIT_USAGE
     if isinstance(error, exceptions.BackendUnavailable):
         return EXIT_UNAVAILABLE

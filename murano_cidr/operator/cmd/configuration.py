@@ -26,8 +26,8 @@ import re
 
 from oslo_config import cfg
 
-from murano_cidr import exceptions
 from murano_cidr import messages
+from murano_cidr.operator import errors
 
 #: The configuration files searched when none is given, in order.
 SEARCH_FILES = ("/etc/murano/murano.conf",
@@ -72,7 +72,7 @@ def parse(conf, argv, prog, description=None, usage=None, version=None):
     :param usage: the usage line of ``--help``; argparse's if None.
     :param version: what ``--version`` prints; no ``--version`` if None.
     :raises oslo_config.cfg.Error: for a bad command line or file.
-    :raises murano_cidr.exceptions.InvalidInputFile: for a configuration
+    :raises murano_cidr.operator.errors.InvalidInputFile: for a configuration
         file that cannot be read (a directory, no permission).
     """
     # NOTE: oslo.config's --config-file replaces its default files only,
@@ -91,7 +91,7 @@ def parse(conf, argv, prog, description=None, usage=None, version=None):
                   "a directory of *.conf files"
                   if isinstance(e, IsADirectoryError)
                   else "cannot be read: %s" % e.strerror)
-        raise exceptions.InvalidInputFile(path=e.filename, reason=reason)
+        raise errors.InvalidInputFile(path=e.filename, reason=reason)
 
 
 def _given(argv):
@@ -184,7 +184,7 @@ def undecodable_config_file(error, conf=None, argv=()):
     :param conf: the :class:`oslo_config.cfg.ConfigOpts` that was parsing
         ``argv``; None if there was none.
     :param argv: its command line.
-    :returns: a :class:`~murano_cidr.exceptions.InvalidInputFile` naming
+    :returns: a :class:`~murano_cidr.operator.errors.InvalidInputFile` naming
         the file, or None if no configuration file fails to decode.
     """
     for path in config_files(conf, argv):
@@ -192,7 +192,7 @@ def undecodable_config_file(error, conf=None, argv=()):
             with open(path, encoding=error.encoding) as f:
                 f.read()
         except UnicodeDecodeError as e:
-            return exceptions.InvalidInputFile(
+            return errors.InvalidInputFile(
                 path=path,
                 reason="is not a configuration file: it is not %s text "
                 "(byte 0x%02x cannot be decoded)"

@@ -98,7 +98,7 @@ def import_allocations(driver, allocations):
         :class:`~murano_cidr.engine.allocation.Allocation`.
     :returns: the list of :class:`~murano_cidr.engine.allocation.Allocation`
         newly recorded.
-    :raises murano_cidr.exceptions.AllocationConflict: if one overlaps a
+    :raises murano_cidr.operator.errors.AllocationConflict: if one overlaps a
         live allocation of its scope (or another one of the batch);
         nothing is recorded.
     :raises murano_cidr.exceptions.OwnerConflict: if an owner already

@@ -25,7 +25,7 @@ import select
 import stat
 import sys
 
-from murano_cidr import exceptions
+from murano_cidr.operator import errors
 
 #: The largest input file read whole (the listings and live owners of
 #: prune and reconcile), in bytes: a cloud with a million networks fits; a
@@ -55,7 +55,7 @@ def read_text(path):
 
     :param path: a file name, or ``-``.
     :returns: the decoded text.
-    :raises murano_cidr.exceptions.InvalidInputFile: if the file cannot be
+    :raises murano_cidr.operator.errors.InvalidInputFile: if the file cannot be
         read, is too large or is not UTF-8.
     """
     with open_input(path) as opened:
@@ -68,7 +68,7 @@ def open_input(path):
 
     :param path: a file name, or ``-``.
     :returns: a context manager yielding an :class:`Input`.
-    :raises murano_cidr.exceptions.InvalidInputFile: if the file cannot be
+    :raises murano_cidr.operator.errors.InvalidInputFile: if the file cannot be
         opened or read.
     """
     try:
@@ -79,11 +79,11 @@ def open_input(path):
                                  sys.stdin.buffer), False
         else:
             if os.path.isdir(path):
-                raise exceptions.InvalidInputFile(
+                raise errors.InvalidInputFile(
                     path=path, reason="is a directory, not a file")
             raw, owned = open(path, "rb", buffering=0), True
     except OSError as e:
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="cannot be read: %s" % (e.strerror or e))
     try:
         yield Input(path, raw)
@@ -130,7 +130,7 @@ class Input(io.RawIOBase):
             self._wait()
             return getattr(self._raw, "read1", self._raw.read)(n)
         except OSError as e:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=self.path, reason="cannot be read: %s"
                 % (e.strerror or e))
 
@@ -171,13 +171,13 @@ class Input(io.RawIOBase):
             size += len(chunk)
         data = b"".join(chunks)
         if size > MAX_FILE_SIZE:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=self.path, reason="is larger than %d bytes"
                 % MAX_FILE_SIZE)
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError as e:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=self.path, reason="is not UTF-8 text (%s)" % e)
 
     def lines(self):
@@ -211,14 +211,14 @@ def detect_format(path, text, fmt=None):
 def parse_json(path, text):
     """Parse JSON text.
 
-    :raises murano_cidr.exceptions.InvalidInputFile: naming the line and
+    :raises murano_cidr.operator.errors.InvalidInputFile: naming the line and
         column of a syntax error, or for arrays and objects nested too
         deeply for Python's parser.
     """
     try:
         return json.loads(text)
     except RecursionError:
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="nests arrays or objects too deeply to be "
             "read; the files murano-cidr reads are flat lists")
     except ValueError as e:
@@ -226,7 +226,7 @@ def parse_json(path, text):
         if isinstance(e, json.JSONDecodeError):
             where = "line %d column %d: " % (e.lineno, e.colno)
             e = e.msg
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="%sis not valid JSON (%s)" % (where, e))
 
 
@@ -235,7 +235,7 @@ def parse_csv(path, text, check_header=None):
 
     :returns: a list of ``(line_number, {column: value})``, as
         :func:`iter_csv` yields them.
-    :raises murano_cidr.exceptions.InvalidInputFile: as :func:`iter_csv`.
+    :raises murano_cidr.operator.errors.InvalidInputFile: as :func:`iter_csv`.
     """
     return list(iter_csv(path, io.StringIO(text, newline=""), check_header))
 
@@ -252,9 +252,9 @@ def iter_csv(path, lines, check_header=None):
         column names, to refuse a header that lacks a column.
     :returns: an iterator of ``(line_number, {column: value})``, values
         stripped.
-    :raises murano_cidr.exceptions.InvalidInputFile: for a CSV syntax error,
-        text that is not UTF-8, a missing or repeated header, or a row with
-        more cells than the header.
+    :raises murano_cidr.operator.errors.InvalidInputFile: for a CSV syntax
+        error, text that is not UTF-8, a missing or repeated header, or a
+        row with more cells than the header.
     """
     reader = csv.reader(lines, strict=True)
     header = None
@@ -264,11 +264,11 @@ def iter_csv(path, lines, check_header=None):
         except StopIteration:
             break
         except csv.Error as e:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="line %d: is not valid CSV (%s)"
                 % (reader.line_num, e))
         except UnicodeDecodeError as e:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="is not UTF-8 text (%s)" % e)
         if not any(c.strip() for c in cells):
             continue
@@ -278,21 +278,21 @@ def iter_csv(path, lines, check_header=None):
             header = _header(path, reader.line_num, cells, check_header)
             continue
         if len(cells) > len(header):
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="line %d: %d cells, but the header has %d "
                 "columns" % (reader.line_num, len(cells), len(header)))
         cells = [c.strip() for c in cells]
         cells += [""] * (len(header) - len(cells))
         yield reader.line_num, dict(zip(header, cells))
     if header is None:
-        raise exceptions.InvalidInputFile(path=path,
-                                          reason="has no header row")
+        raise errors.InvalidInputFile(path=path,
+                                      reason="has no header row")
 
 
 def _header(path, line, cells, check_header):
     header = [h.strip().lower() for h in cells]
     if any(not h for h in header) or len(set(header)) != len(header):
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="line %d: the header %s must name each column "
             "once" % (line, ",".join(header)))
     if check_header is not None:

@@ -38,6 +38,7 @@ from oslo_log import log as logging
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr.engine import pool_cidrs
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import files
 from murano_cidr.operator.operations import import_rows
 from murano_cidr.operator.operations import json_stream
@@ -101,7 +102,7 @@ def _check_header(path):
         unknown = [h for h in header if _ALIASES.get(h, h) not in _FIELDS
                    and h not in _IGNORED]
         if "owner" in missing or "cidr" in missing or unknown:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="line %d: the header %s lacks the column%s "
                 "%s%s; expected owner (or network), cidr and scope (or "
                 "router), and optionally ip_version" % (
@@ -177,7 +178,7 @@ def _records(opened, fmt):
             # A report of prune or reconcile, read whole.
             record = record["allocations"]
             if not isinstance(record, list):
-                raise exceptions.InvalidInputFile(
+                raise errors.InvalidInputFile(
                     path=path, reason="expected a JSON list of objects with "
                     "scope, cidr and owner, got %s"
                     % type(record).__name__)
@@ -203,8 +204,8 @@ def read_file(path, pools, fmt=None, progress=None):
         its last call, now and then.
     :returns: a :class:`Rows` (close it), invalid rows with status
         :data:`INVALID` and a reason.
-    :raises murano_cidr.exceptions.InvalidInputFile: if the file as a whole
-        cannot be read or parsed, or holds no row.
+    :raises murano_cidr.operator.errors.InvalidInputFile: if the file as a
+        whole cannot be read or parsed, or holds no row.
     """
     rows = Rows()
     try:
@@ -223,8 +224,8 @@ def read_file(path, pools, fmt=None, progress=None):
             if progress is not None:
                 progress(opened.consumed - reported)
         if not len(rows):
-            raise exceptions.InvalidInputFile(path=path,
-                                              reason="holds no allocation")
+            raise errors.InvalidInputFile(path=path,
+                                          reason="holds no allocation")
         rows.check_duplicates()
     except BaseException:
         rows.close()
@@ -277,7 +278,7 @@ def apply(driver, rows, continue_on_error=False, progress=None):
     :param progress: if given, called with the number of rows recorded
         since its last call, now and then.
     :returns: ``rows``.
-    :raises murano_cidr.exceptions.AllocationConflict: without
+    :raises murano_cidr.operator.errors.AllocationConflict: without
         ``continue_on_error``, if the driver refuses the batch; nothing is
         recorded.
     :raises murano_cidr.exceptions.OwnerConflict: likewise.
@@ -317,7 +318,7 @@ def _one_by_one(driver, rows, progress):
     for row in _counted(rows, progress):
         try:
             driver.import_allocations([row.allocation])
-        except (exceptions.AllocationConflict,
+        except (errors.AllocationConflict,
                 exceptions.OwnerConflict) as e:
             yield row.number, CONFLICT, str(e)
             continue

@@ -23,7 +23,7 @@ holds a read buffer and one item, not the file.
 import json
 import re
 
-from murano_cidr import exceptions
+from murano_cidr.operator import errors
 
 #: Characters of the file read ahead of the item being decoded.
 WINDOW = 1024 * 1024
@@ -61,7 +61,7 @@ class _Reader(object):
             try:
                 chunk = self._text.read(max(WINDOW, ahead))
             except UnicodeDecodeError as e:
-                raise exceptions.InvalidInputFile(
+                raise errors.InvalidInputFile(
                     path=self.path, reason="is not UTF-8 text (%s)" % e)
             self._eof = not chunk
             self.buffer += chunk
@@ -92,7 +92,7 @@ class _Reader(object):
 
     def error(self, pos, message):
         line, column = self.where(pos)
-        return exceptions.InvalidInputFile(
+        return errors.InvalidInputFile(
             path=self.path, reason="line %d column %d: is not valid JSON "
             "(%s)" % (line, column, message))
 
@@ -105,7 +105,7 @@ class _Reader(object):
             try:
                 value, end = _DECODER.raw_decode(self.buffer, self.pos)
             except RecursionError:
-                raise exceptions.InvalidInputFile(
+                raise errors.InvalidInputFile(
                     path=self.path, reason="nests arrays or objects too "
                     "deeply to be read; the files murano-cidr reads are "
                     "flat lists")
@@ -122,7 +122,7 @@ class _Reader(object):
                     self.pos = end
                     return value
             if len(self.buffer) - self.pos > MAX_VALUE:
-                raise exceptions.InvalidInputFile(
+                raise errors.InvalidInputFile(
                     path=self.path, reason="holds a JSON value larger than "
                     "%d characters; write a list of objects, or one object "
                     "per line" % MAX_VALUE)
@@ -138,7 +138,7 @@ def items(path, text):
         (from 1) for the items of a list, ``line N`` for each value of a
         file that is not a list (JSON Lines, one value per line, or a
         single value).
-    :raises murano_cidr.exceptions.InvalidInputFile: naming the line and
+    :raises murano_cidr.operator.errors.InvalidInputFile: naming the line and
         column of a syntax error, for text that is not UTF-8, values
         nested too deeply, or a single value larger than
         :data:`MAX_VALUE`.

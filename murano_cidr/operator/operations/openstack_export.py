@@ -39,6 +39,7 @@ from oslo_log import log as logging
 
 from murano_cidr.engine import pool_cidrs
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import files
 from murano_cidr.operator.operations import reconciling
 
@@ -71,7 +72,7 @@ def _read_listing(path, key, command, text=None):
     """Return the JSON list a client command printed, or the API's ``key``.
 
     :param text: the file's text, if already read.
-    :raises murano_cidr.exceptions.InvalidInputFile: if it is not a list.
+    :raises murano_cidr.operator.errors.InvalidInputFile: if it is not a list.
     """
     if text is None:
         text = files.read_text(path)
@@ -79,7 +80,7 @@ def _read_listing(path, key, command, text=None):
     if isinstance(data, dict) and key in data:
         data = data[key]
     if not isinstance(data, list):
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="expected the JSON list of '%s'" % command)
     return data
 
@@ -91,7 +92,7 @@ def read_subnets(path, check_cidrs=False):
         (naming its line and id); otherwise the caller decides.
 
     :returns: a dictionary from subnet id to ``(network id, CIDR)``.
-    :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
+    :raises murano_cidr.operator.errors.InvalidInputFile: if the file is not
         such a listing.
     """
     text = files.read_text(path)
@@ -106,7 +107,7 @@ def read_subnets(path, check_cidrs=False):
         cidr = _first(item, "Subnet", "cidr")
         if not all(isinstance(v, str) and v
                    for v in (subnet_id, network_id, cidr)):
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="item %d: expected ID, Network and "
                 "Subnet, as 'openstack subnet list -f json' prints" % number)
         try:
@@ -114,7 +115,7 @@ def read_subnets(path, check_cidrs=False):
                 pool_cidrs.network(cidr, "Subnet")
         except exceptions.InvalidCidr as e:
             at = text.find(json.dumps(subnet_id))
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="%ssubnet %s (item %d): its CIDR %r: %s; "
                 "take the listing again with 'openstack subnet list -f json'"
                 % ("line %d: " % (text.count("\n", 0, at) + 1)
@@ -131,7 +132,7 @@ def _port_subnet_ids(path, number, port):
     if isinstance(fixed, list):
         return [ip["subnet_id"] for ip in fixed
                 if isinstance(ip, dict) and "subnet_id" in ip]
-    raise exceptions.InvalidInputFile(
+    raise errors.InvalidInputFile(
         path=path, reason="item %d: no 'Fixed IP Addresses', as "
         "'openstack port list -f json' prints" % number)
 
@@ -140,7 +141,7 @@ def read_router_ports(path):
     """Read ``openstack port list --router R -f json``.
 
     :returns: the ids of the subnets the router's ports are on.
-    :raises murano_cidr.exceptions.InvalidInputFile: if the file is not
+    :raises murano_cidr.operator.errors.InvalidInputFile: if the file is not
         such a listing.
     """
     data = _read_listing(path, "ports",
@@ -159,7 +160,7 @@ def _router_files(ports_dir):
         names = sorted(n for n in os.listdir(ports_dir)
                        if n.endswith(".json"))
     except OSError as e:
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=ports_dir, reason="cannot be listed: %s"
             % (e.strerror or e))
     return [(n[:-len(".json")], os.path.join(ports_dir, n)) for n in names]
@@ -178,7 +179,7 @@ def read_router_listing(subnets_path, ports_dir):
         output of ``openstack port list --router <router id> -f json``.
     :returns: a
         :class:`~murano_cidr.operator.operations.reconciling.RouterListing`.
-    :raises murano_cidr.exceptions.InvalidInputFile: for an unreadable or
+    :raises murano_cidr.operator.errors.InvalidInputFile: for an unreadable or
         malformed file.
     """
     subnets = read_subnets(subnets_path, check_cidrs=True)
@@ -201,7 +202,7 @@ def convert(subnets_path, ports_dir, pools):
         :class:`~murano_cidr.engine.pool.Pool`; subnets outside them are left
         out.
     :returns: a :class:`Conversion`.
-    :raises murano_cidr.exceptions.InvalidInputFile: for an unreadable or
+    :raises murano_cidr.operator.errors.InvalidInputFile: for an unreadable or
         malformed file.
     """
     subnets = read_subnets(subnets_path)

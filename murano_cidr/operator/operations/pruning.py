@@ -41,6 +41,7 @@ from oslo_log import log as logging
 
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import files
 
 LOG = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ def _ids_from_json(path, data):
                 data = data[key]
                 break
     if not isinstance(data, list):
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="expected a JSON list of owner ids or of "
             "objects with an id, got %s" % type(data).__name__)
     for number, item in enumerate(data, 1):
@@ -135,7 +136,7 @@ def read_live_owners(path, fmt=None):
     :param fmt: ``"json"``, ``"csv"`` or ``"text"``; None guesses from the
         name and content.
     :returns: a frozenset of owner ids.
-    :raises murano_cidr.exceptions.InvalidInputFile: if the file cannot be
+    :raises murano_cidr.operator.errors.InvalidInputFile: if the file cannot be
         read or parsed, holds an invalid id, or lists nobody.
     """
     text = files.read_text(path)
@@ -150,7 +151,7 @@ def read_live_owners(path, fmt=None):
     elif fmt == files.CSV:
         rows = files.parse_csv(path, text)
         if rows and "id" not in rows[0][1]:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="the CSV header has no 'id' column")
         entries = (("line %d" % n, row["id"]) for n, row in rows)
     else:
@@ -160,10 +161,10 @@ def read_live_owners(path, fmt=None):
         try:
             owners.add(allocation_mod.validate_owner(value))
         except exceptions.InvalidArgument as e:
-            raise exceptions.InvalidInputFile(
+            raise errors.InvalidInputFile(
                 path=path, reason="%s: %s" % (where, e))
     if not owners:
-        raise exceptions.InvalidInputFile(
+        raise errors.InvalidInputFile(
             path=path, reason="lists no live owner; pruning against it "
             "would release every allocation, so it is refused")
     return frozenset(owners)

@@ -37,6 +37,7 @@ from murano_cidr.engine.drivers.db import models
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
 from murano_cidr import messages
+from murano_cidr.operator import errors
 from murano_cidr.operator import overlaps
 
 
@@ -60,7 +61,7 @@ def import_allocations(database, allocations):
     :returns: the list of :class:`~murano_cidr.engine.allocation.Allocation`
         newly recorded.
     :raises murano_cidr.exceptions.InvalidArgument: for a bad allocation.
-    :raises murano_cidr.exceptions.AllocationConflict: if one overlaps a
+    :raises murano_cidr.operator.errors.AllocationConflict: if one overlaps a
         live allocation of its scope, or another of the batch.
     :raises murano_cidr.exceptions.OwnerConflict: if an owner already
         holds another CIDR.
@@ -120,7 +121,7 @@ def _checked(allocations):
                 scope=_scope_text(other["scope"]))
     items = list(unique.values())
     for item, other in overlaps.scope_overlaps(items, _extent):
-        raise exceptions.AllocationConflict(
+        raise errors.AllocationConflict(
             cidr=item["cidr"], owner=item["owner"], scope=item["scope"],
             other_cidr=other["cidr"], other_owner=other["owner"])
     return items
@@ -174,7 +175,7 @@ def _record(conn, items):
         for row in allocating.read_window(conn, item["scope"],
                                           item["ip_version"], network.first,
                                           network.last)[0]:
-            raise exceptions.AllocationConflict(
+            raise errors.AllocationConflict(
                 cidr=item["cidr"], owner=item["owner"],
                 scope=item["scope"], other_cidr=row.cidr,
                 other_owner=row.owner or "(released, its subnet may "

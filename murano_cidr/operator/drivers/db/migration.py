@@ -48,7 +48,7 @@ def check_upgradable(connection, url="the database"):
 
     :param connection: an open SQLAlchemy connection.
     :param url: the database, for the message.
-    :raises murano_cidr.exceptions.UnknownRevision: if the recorded
+    :raises murano_cidr.operator.errors.UnknownRevision: if the recorded
         revision is not one of this code's.
     :raises murano_cidr.exceptions.ForeignTables: if no revision is
         recorded but tables named ``murano_cidr_*`` exist.
@@ -65,7 +65,7 @@ def upgrade_engine(engine, revision="head"):
 
     :param engine: an SQLAlchemy engine.
     :param revision: the target revision.
-    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+    :raises murano_cidr.operator.errors.UnknownRevision: if the database is at
         a revision this code does not know.
     :raises murano_cidr.exceptions.ForeignTables: if tables with the
         driver's names exist without a recorded revision; nothing is
@@ -135,7 +135,7 @@ def stamp_engine(engine, revision):
 
     :param engine: an SQLAlchemy engine.
     :param revision: the revision to record (``head`` for the newest).
-    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+    :raises murano_cidr.operator.errors.UnknownRevision: if the database is at
         a revision this code does not know.
     :raises murano_cidr.exceptions.InvalidArgument: if the stamp would
         leave the tables and the revision apart (see :func:`check_stamp`).
@@ -205,7 +205,7 @@ def upgrade(conf, revision="head"):
     :param revision: the target revision.
     :raises murano_cidr.exceptions.InvalidArgument: for an unknown
         revision, or ``base``.
-    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+    :raises murano_cidr.operator.errors.UnknownRevision: if the database is at
         a revision this code does not know.
     :raises murano_cidr.exceptions.ForeignTables: if tables with the
         driver's names exist without a recorded revision.
@@ -230,7 +230,7 @@ def stamp(conf, revision):
     :param revision: a known revision, or ``head``.
     :raises murano_cidr.exceptions.InvalidArgument: for an unknown
         revision, or a stamp that :func:`check_stamp` refuses.
-    :raises murano_cidr.exceptions.UnknownRevision: if the database is at
+    :raises murano_cidr.operator.errors.UnknownRevision: if the database is at
         a revision this code does not know.
     :raises murano_cidr.exceptions.DatabaseUnavailable: if the database
         cannot be reached.

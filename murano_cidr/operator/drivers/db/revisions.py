@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from murano_cidr.engine.drivers.db import models
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 
 LOG = logging.getLogger(__name__)
 
@@ -187,11 +188,11 @@ def check_known_revision(connection, url="the database"):
     :param connection: an open SQLAlchemy connection.
     :param url: the database, for the message.
     :returns: the recorded revision, or None.
-    :raises murano_cidr.exceptions.UnknownRevision: if the recorded
+    :raises murano_cidr.operator.errors.UnknownRevision: if the recorded
         revision is not one of this code's.
     """
     current = revision_of(connection)
     if current is not None and current not in known_revisions():
-        raise exceptions.UnknownRevision(url=url, revision=current,
-                                         head=head_revision())
+        raise errors.UnknownRevision(url=url, revision=current,
+                                     head=head_revision())
     return current

@@ -28,6 +28,7 @@ from murano_cidr.operator.cmd import manage
 from murano_cidr.operator.cmd import status
 from murano_cidr.operator.drivers.db import migration
 from murano_cidr.operator.drivers.db import revisions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import files
 from murano_cidr.operator.operations import pruning
 from murano_cidr.tests import base
@@ -97,7 +98,7 @@ class TestConfigurationFile(FaultTestCase):
 class TestInputFiles(FaultTestCase):
 
     def test_deeply_nested_json(self):
-        self.assertRaises(exceptions.InvalidInputFile, files.parse_json,
+        self.assertRaises(errors.InvalidInputFile, files.parse_json,
                           "deep.json", DEEP_JSON)
         path = self.write("deep.json", DEEP_JSON)
         for args in (["import", path], ["prune", "--live-owners", path]):
@@ -145,7 +146,7 @@ class TestDatabaseFaults(FaultTestCase):
                 manage.main, "--config-file", self.conf_file, *args)
             self.assertOneLine("murano-cidr-manage", code, err,
                                "f00dcafe0000", "upgrade murano-cidr")
-        self.assertRaises(exceptions.UnknownRevision, migration.upgrade_engine,
+        self.assertRaises(errors.UnknownRevision, migration.upgrade_engine,
                           engine)
         with engine.connect() as conn:
             self.assertEqual("f00dcafe0000", revisions.revision_of(conn))

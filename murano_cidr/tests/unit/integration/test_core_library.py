@@ -29,8 +29,8 @@ import fixtures
 import yaml
 
 from murano_cidr.engine.integration import plugin
-from murano_cidr import exceptions
 from murano_cidr.operator.cmd import manage
+from murano_cidr.operator import errors
 from murano_cidr.operator import muranopl_patch
 from murano_cidr.tests import base
 
@@ -211,7 +211,7 @@ class TestChange(CoreLibraryTestCase):
         by_hand = UNGUARDED.replace("$._getNetExplorer().confirmCidr",
                                     "$explorer.confirmCidr")
         self.write(by_hand)
-        e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
+        e = self.assertRaises(errors.UnexpectedCoreLibrary,
                               muranopl_patch.change, self.package)
         self.assertIn("calls confirmCidr and releaseCidr without checking "
                       "that the explorer has it", str(e))
@@ -284,7 +284,7 @@ class TestRevert(CoreLibraryTestCase):
         edited = EXPECTED.replace("# murano-cidr: the subnet exists now\n",
                                   "# our own note\n")
         self.write(edited)
-        e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
+        e = self.assertRaises(errors.UnexpectedCoreLibrary,
                               muranopl_patch.revert, self.package)
         self.assertIn("not as patch-core-library makes it", str(e))
         self.assertEqual(edited, self.read())
@@ -295,7 +295,7 @@ class TestRefusals(CoreLibraryTestCase):
 
     def assertRefused(self, fragment, path=None):
         before = self.read() if os.path.exists(self.network) else None
-        e = self.assertRaises(exceptions.UnexpectedCoreLibrary,
+        e = self.assertRaises(errors.UnexpectedCoreLibrary,
                               muranopl_patch.change, path or self.package)
         self.assertIn(fragment, str(e))
         self.assertIn("nothing was changed", str(e))

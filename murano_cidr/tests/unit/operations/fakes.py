@@ -21,6 +21,7 @@ from murano_cidr.engine.drivers import base
 from murano_cidr.engine.drivers import capabilities as caps
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 
 
 def allocation(owner, cidr, scope=None, age=None, now=None, **kwargs):
@@ -118,7 +119,7 @@ class FakeStatefulDriver(base.AllocatorDriver):
                                                scope=held.scope)
             other = self._overlapping(a.cidr, a.scope, a.ip_version)
             if other is not None:
-                raise exceptions.AllocationConflict(
+                raise errors.AllocationConflict(
                     cidr=a.cidr, owner=a.owner, scope=a.scope,
                     other_cidr=other.cidr, other_owner=other.owner)
             new.append(a)

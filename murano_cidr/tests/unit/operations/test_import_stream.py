@@ -22,9 +22,9 @@ import tempfile
 import fixtures
 import netaddr
 
-from murano_cidr import exceptions
 from murano_cidr.operator.cmd import allocations
 from murano_cidr.operator.cmd import output
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import files
 from murano_cidr.operator.operations import importing
 from murano_cidr.operator.operations import json_stream
@@ -130,7 +130,7 @@ class TestStream(test_importing.FileTestCase):
             with rows:
                 self.assertEqual(where, rows[0].where, name)
                 self.assertEqual(0, rows.count()[importing.INVALID], name)
-        e = self.assertRaises(exceptions.InvalidInputFile, self.read,
+        e = self.assertRaises(errors.InvalidInputFile, self.read,
                               "a.json", {"allocations": records})
         self.assertIn("holds a JSON value larger than 100 characters",
                       str(e))
@@ -166,7 +166,7 @@ class TestStream(test_importing.FileTestCase):
                 (CSV.encode() + b"r,10.0.9.0/24,\xff\n", "not UTF-8"),
                 (CSV + 'r,"10.0.9.0/24"x,n\n', "line 27: is not valid CSV"),
                 (CSV + "r,10.0.9.0/24,n,extra\n", "line 27: 4 cells")):
-            e = self.assertRaises(exceptions.InvalidInputFile, self.read,
+            e = self.assertRaises(errors.InvalidInputFile, self.read,
                                   "a.csv", content)
             self.assertIn(reason, str(e))
             # The rows read before the error are gone with their file.

@@ -17,7 +17,7 @@ import os
 
 from murano_cidr.engine import allocation as allocation_mod
 from murano_cidr.engine import pool as pool_mod
-from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import importing
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
@@ -80,7 +80,7 @@ class TestReadFile(FileTestCase):
         self.assertEqual("item 1", rows[0].where)
         rows = self.read("noext", "cidr,owner\n10.0.1.0/24,n\n")
         self.assertEqual("line 2", rows[0].where)
-        self.assertRaises(exceptions.InvalidInputFile, self.read, "x.csv",
+        self.assertRaises(errors.InvalidInputFile, self.read, "x.csv",
                           "cidr,owner\n10.0.1.0/24,n\n", fmt="json")
 
     def assertInvalidRow(self, record, reason):
@@ -152,7 +152,7 @@ class TestReadFile(FileTestCase):
                       rows[1].reason)
 
     def assertBadFile(self, name, content, reason):
-        e = self.assertRaises(exceptions.InvalidInputFile, self.read, name,
+        e = self.assertRaises(errors.InvalidInputFile, self.read, name,
                               content)
         self.assertIn(reason, str(e))
         self.assertIn(name, str(e))
@@ -176,12 +176,12 @@ class TestReadFile(FileTestCase):
                            "line 2: 3 cells")
         self.assertBadFile("a.csv", b"cidr,owner\n\xff\xfe\n",
                            "not UTF-8")
-        e = self.assertRaises(exceptions.InvalidInputFile,
+        e = self.assertRaises(errors.InvalidInputFile,
                               importing.read_file,
                               os.path.join(self.state_path, "missing.json"),
                               POOLS)
         self.assertIn("cannot be read", str(e))
-        e = self.assertRaises(exceptions.InvalidInputFile,
+        e = self.assertRaises(errors.InvalidInputFile,
                               importing.read_file, self.state_path, POOLS)
         self.assertIn("is a directory", str(e))
 
@@ -247,7 +247,7 @@ class TestPlanAndApply(base.TestCase):
             fakes.allocation("b", "10.0.3.0/24", "r")), self.driver.list())
         self.driver.allocations["racer"] = fakes.allocation(
             "racer", "10.0.3.0/24", "r")
-        self.assertRaises(exceptions.AllocationConflict, importing.apply,
+        self.assertRaises(errors.AllocationConflict, importing.apply,
                           self.driver, rows)
         self.assertIsNone(self.driver.get("a"))
 

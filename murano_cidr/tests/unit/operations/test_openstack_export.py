@@ -16,7 +16,7 @@ import json
 import os
 
 from murano_cidr.engine import pool as pool_mod
-from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import importing
 from murano_cidr.operator.operations import openstack_export
 from murano_cidr.tests import base
@@ -91,7 +91,7 @@ class TestConvert(base.TestCase):
         self.assertIn("it has host bits set; did you mean 10.0.1.0/24?",
                       reasons["s1"])
         self.assertIn("it has no prefix length", reasons["s2"])
-        e = self.assertRaises(exceptions.InvalidInputFile,
+        e = self.assertRaises(errors.InvalidInputFile,
                               openstack_export.read_router_listing, subnets,
                               ports)
         self.assertIn("subnet s1 (item 1): its CIDR '10.0.1.5/24': it has "
@@ -103,17 +103,17 @@ class TestConvert(base.TestCase):
         for content, reason in (("{", "not valid JSON"),
                                 ('{"a": 1}', "expected the JSON list"),
                                 ('[{"ID": "s"}]', "expected ID, Network")):
-            e = self.assertRaises(exceptions.InvalidInputFile,
+            e = self.assertRaises(errors.InvalidInputFile,
                                   openstack_export.convert,
                                   self.write("subnets.json", content),
                                   ports, POOLS)
             self.assertIn(reason, str(e))
         subnets = self.write("subnets.json", SUBNETS)
         self.write("ports/r.json", [{"ID": "p"}])
-        e = self.assertRaises(exceptions.InvalidInputFile,
+        e = self.assertRaises(errors.InvalidInputFile,
                               openstack_export.convert, subnets, ports, POOLS)
         self.assertIn("no 'Fixed IP Addresses'", str(e))
-        e = self.assertRaises(exceptions.InvalidInputFile,
+        e = self.assertRaises(errors.InvalidInputFile,
                               openstack_export.convert, subnets,
                               os.path.join(self.state_path, "nope"), POOLS)
         self.assertIn("cannot be listed", str(e))

@@ -16,6 +16,7 @@ import datetime
 import os
 
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import pruning
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.operations import fakes
@@ -74,7 +75,7 @@ class TestLiveOwners(base.TestCase):
     def test_refuses_an_empty_file(self):
         for name, content in (("a.json", "[]"), ("a.txt", "# nothing\n"),
                               ("a.csv", "id\n")):
-            e = self.assertRaises(exceptions.InvalidInputFile, self.read,
+            e = self.assertRaises(errors.InvalidInputFile, self.read,
                                   name, content)
             self.assertIn("would release every allocation", str(e))
 
@@ -86,7 +87,7 @@ class TestLiveOwners(base.TestCase):
                 ("a.json", '["n1", 7.5]', "item 2"),
                 ("a.csv", "name\nx\n", "no 'id' column"),
                 ("a.txt", "n1\nbad\x07id\n", "line 2")):
-            e = self.assertRaises(exceptions.InvalidInputFile, self.read,
+            e = self.assertRaises(errors.InvalidInputFile, self.read,
                                   name, content)
             self.assertIn(reason, str(e))
 

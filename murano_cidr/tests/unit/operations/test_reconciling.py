@@ -18,6 +18,7 @@ import os
 
 from murano_cidr import exceptions
 from murano_cidr.operator.cmd import cli
+from murano_cidr.operator import errors
 from murano_cidr.operator.operations import openstack_export
 from murano_cidr.operator.operations import pruning
 from murano_cidr.operator.operations import reconciling
@@ -137,11 +138,11 @@ class TestRouterListingFromFiles(base.TestCase):
 
     def test_bad_files_are_input_errors(self):
         subnets = self.write("subnets.json", [])
-        self.assertRaises(exceptions.InvalidInputFile,
+        self.assertRaises(errors.InvalidInputFile,
                           openstack_export.read_router_listing, subnets,
                           os.path.join(self.state_path, "missing"))
         self.write("ports/r1.json", {"not": "ports"})
-        self.assertRaises(exceptions.InvalidInputFile,
+        self.assertRaises(errors.InvalidInputFile,
                           openstack_export.read_router_listing, subnets,
                           os.path.join(self.state_path, "ports"))
 

@@ -18,6 +18,7 @@ import fixtures
 
 from murano_cidr.engine import allocation
 from murano_cidr import exceptions
+from murano_cidr.operator import errors
 from murano_cidr.tests.unit.drivers.db import base
 
 
@@ -65,11 +66,11 @@ class TestImport(base.DbTestCase):
              [_alloc("z", "10.20.3.0/24"), _alloc("a", "10.20.2.0/24")]),
             (exceptions.OwnerConflict,
              [_alloc("y", "10.20.2.0/24"), _alloc("y", "10.20.3.0/24")]),
-            (exceptions.AllocationConflict,
+            (errors.AllocationConflict,
              [_alloc("z", "10.20.3.0/24"), _alloc("x", "10.20.0.128/25")]),
-            (exceptions.AllocationConflict,
+            (errors.AllocationConflict,
              [_alloc("z", "10.20.2.0/23"), _alloc("x", "10.20.3.0/24")]),
-            (exceptions.AllocationConflict,
+            (errors.AllocationConflict,
              [_alloc("z", "10.20.0.0/16")]),
             (exceptions.InvalidArgument,
              [_alloc("z", "10.20.3.0/24"), _alloc("", "10.20.2.0/24")]),
@@ -120,9 +121,9 @@ class TestImportStream(base.DbTestCase):
 
     def test_a_late_conflict_writes_nothing(self):
         for error, last in (
-                (exceptions.AllocationConflict,
+                (errors.AllocationConflict,
                  _alloc("late", "10.20.9.128/25")),
-                (exceptions.AllocationConflict,
+                (errors.AllocationConflict,
                  _alloc("late", "10.20.0.0/23")),
                 (exceptions.OwnerConflict, _alloc("n0", "10.20.7.0/24")),
                 (exceptions.OwnerConflict, _alloc("held", "10.20.8.0/24")),

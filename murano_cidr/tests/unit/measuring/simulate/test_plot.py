@@ -16,9 +16,9 @@
 import os
 from unittest import mock
 
-from murano_cidr import exceptions
 from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import plot
+from murano_cidr.operator import errors
 from murano_cidr.tests import base
 from murano_cidr.tests.unit.measuring.simulate import test_report
 
@@ -40,7 +40,7 @@ class TestPlot(base.TestCase):
 
     def test_plot_without_matplotlib(self):
         with mock.patch.dict("sys.modules", {"matplotlib": None}):
-            e = self.assertRaises(exceptions.MissingExtra, plot.pyplot)
+            e = self.assertRaises(errors.MissingExtra, plot.pyplot)
         self.assertIn("'pip install murano-cidr[simulate]'", str(e))
 
     def never_colliding(self):

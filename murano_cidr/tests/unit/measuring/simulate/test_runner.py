@@ -20,6 +20,7 @@ from murano_cidr.measuring.simulate import model
 from murano_cidr.measuring.simulate import runner
 from murano_cidr.measuring.simulate import stats
 from murano_cidr.operator import confutils
+from murano_cidr.operator import errors
 from murano_cidr import opts
 from murano_cidr.tests import base
 
@@ -175,13 +176,13 @@ class TestCollect(base.TestCase):
 
     def test_dead_engine_is_a_simulation_error(self):
         workers = [_Process("engine-0", True), _Process("engine-1", False)]
-        e = self.assertRaises(exceptions.SimulationError, runner.collect,
+        e = self.assertRaises(errors.SimulationError, runner.collect,
                               queue.Queue(), workers, poll=0.01)
         self.assertEqual("The simulation failed: engine process engine-1 "
                          "died", str(e))
 
     def test_silent_engines_are_a_simulation_error(self):
-        e = self.assertRaises(exceptions.SimulationError, runner.collect,
+        e = self.assertRaises(errors.SimulationError, runner.collect,
                               queue.Queue(), [_Process("e", True)],
                               poll=0.01, timeout=0.05)
         self.assertIn("no engine answered", str(e))
