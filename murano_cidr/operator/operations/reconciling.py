@@ -44,7 +44,7 @@ project, shows their subnet gone.
 import dataclasses
 import datetime
 
-from murano_cidr.engine.integration import neutron
+from murano_cidr.engine.integration import murano
 from murano_cidr.engine import taken as taken_mod
 from murano_cidr.operator.operations import pruning
 
@@ -87,7 +87,7 @@ class RouterListing(object):
 def router_listing(client, router_ids):
     """Read what each router carries, for reconciling.
 
-    Unlike :class:`murano_cidr.engine.integration.neutron.RouterReader` (the
+    Unlike :class:`murano_cidr.engine.integration.murano.RouterReader` (the
     engine's reading), a subnet on a router's port that the client cannot
     see is not left out silently: that router's listing is marked
     incomplete, so nothing of its scope is released. Use a client with the
@@ -101,11 +101,11 @@ def router_listing(client, router_ids):
     """
     listing = RouterListing()
     for router_id in sorted(set(router_ids)):
-        subnet_ids = neutron.router_subnet_ids(client, router_id)
+        subnet_ids = murano.router_subnet_ids(client, router_id)
         seen = {}
         if subnet_ids:
-            seen = neutron.subnet_cidrs(client, router_id,
-                                        sorted(subnet_ids))
+            seen = murano.subnet_cidrs(client, router_id,
+                                       sorted(subnet_ids))
         listing.add(router_id,
                     [seen[s] for s in sorted(subnet_ids) if s in seen],
                     missing=subnet_ids - set(seen))

@@ -44,7 +44,7 @@ CORE = frozenset({
         "allocation", "allocator", "freemap", "pool", "pool_cidrs",
         "special_ranges", "taken", "drivers", "drivers.base",
         "drivers.capabilities", "integration", "integration.murano",
-        "integration.neutron", "integration.plugin")})
+        "integration.plugin")})
 
 #: Each driver's runtime modules, besides :data:`CORE` (``lock`` on file
 #: locks: a lock service's module loads when a coordination_url names it;

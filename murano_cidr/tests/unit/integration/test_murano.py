@@ -18,7 +18,6 @@ import fixtures
 
 from murano_cidr.engine.drivers import stateless
 from murano_cidr.engine.integration import murano
-from murano_cidr.engine.integration import neutron
 from murano_cidr import exceptions
 from murano_cidr.operator.operations import reconciling
 from murano_cidr.tests import base
@@ -124,7 +123,7 @@ class SpyDriver(stateless.StatelessDriver):
 
 def router_cidrs(client, router_id):
     """The engine's reading of a router's CIDRs."""
-    return neutron.RouterReader(client, router_id)()
+    return murano.RouterReader(client, router_id)()
 
 
 class TestRouterCidrs(base.TestCase):

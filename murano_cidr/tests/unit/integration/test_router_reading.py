@@ -16,7 +16,6 @@ import fixtures
 
 from murano_cidr.engine.drivers.db import allocating
 from murano_cidr.engine.integration import murano
-from murano_cidr.engine.integration import neutron
 from murano_cidr import exceptions
 from murano_cidr.operator.operations import reconciling
 from murano_cidr.tests import base
@@ -33,7 +32,7 @@ class TestRouterReader(base.TestCase):
             subnets=[fakes.subnet("a", "10.0.1.0/24"),
                      fakes.subnet("b", "10.0.2.0/24"),
                      fakes.subnet("other", "10.0.9.0/24")])
-        read = neutron.RouterReader(client, ROUTER)
+        read = murano.RouterReader(client, ROUTER)
         self.assertEqual(["10.0.1.0/24"], read())
         del client.calls[:]
         self.assertEqual(["10.0.1.0/24"], read())
@@ -49,7 +48,7 @@ class TestRouterReader(base.TestCase):
         client = fakes.FakeNeutron(
             ports=[fakes.port(ROUTER, "a")],
             subnets=[fakes.subnet("a", "10.0.1.0/24")])
-        read = neutron.RouterReader(client, ROUTER, read_now=True)
+        read = murano.RouterReader(client, ROUTER, read_now=True)
         self.assertEqual([("list_ports", {"device_id": ROUTER}),
                           ("list_subnets", {"id": ["a"]})], client.calls)
         del client.calls[:]
@@ -59,8 +58,8 @@ class TestRouterReader(base.TestCase):
 
     def test_read_now_without_a_router_asks_nothing(self):
         client = fakes.FakeNeutron(ports=[fakes.port(ROUTER, "a")])
-        self.assertEqual([], neutron.RouterReader(client, None,
-                                                  read_now=True)())
+        self.assertEqual([], murano.RouterReader(client, None,
+                                                 read_now=True)())
         self.assertEqual([], client.calls)
 
     def test_a_subnet_unplugged_is_not_taken_any_more(self):
@@ -68,7 +67,7 @@ class TestRouterReader(base.TestCase):
             ports=[fakes.port(ROUTER, "a"), fakes.port(ROUTER, "b")],
             subnets=[fakes.subnet("a", "10.0.1.0/24"),
                      fakes.subnet("b", "10.0.2.0/24")])
-        read = neutron.RouterReader(client, ROUTER)
+        read = murano.RouterReader(client, ROUTER)
         self.assertEqual(["10.0.1.0/24", "10.0.2.0/24"], read())
         del client.ports[0]
         self.assertEqual(["10.0.2.0/24"], read())
@@ -77,7 +76,7 @@ class TestRouterReader(base.TestCase):
         client = fakes.FakeNeutron(
             ports=[fakes.port(ROUTER, "a"), fakes.port(ROUTER, "hidden")],
             subnets=[fakes.subnet("a", "10.0.1.0/24")])
-        read = neutron.RouterReader(client, ROUTER)
+        read = murano.RouterReader(client, ROUTER)
         self.assertEqual(["10.0.1.0/24"], read())
         self.assertEqual(["10.0.1.0/24"], read())
         self.assertEqual(1, sum(c[0] == "list_subnets"
@@ -89,7 +88,7 @@ class TestRouterReader(base.TestCase):
             fakes.subnet("a", "10.0.1.0/24"),
             fakes.subnet("z", "10.0.9.0/24")]}
         self.assertEqual(["10.0.1.0/24"],
-                         neutron.RouterReader(client, ROUTER)())
+                         murano.RouterReader(client, ROUTER)())
 
 
 class UriLimitedNeutron(fakes.FakeNeutron):
@@ -124,7 +123,7 @@ class TestManySubnets(base.TestCase):
 
     def test_the_router_reader_sees_every_subnet(self):
         self.assertEqual(self.cidrs,
-                         neutron.RouterReader(self.client, ROUTER)())
+                         murano.RouterReader(self.client, ROUTER)())
         self.assertGreater(sum(c[0] == "list_subnets"
                                for c in self.client.calls), 1)
 
