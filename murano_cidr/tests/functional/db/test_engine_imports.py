@@ -69,7 +69,8 @@ class EnginePathsTests(object):
             self, "db", self.path, relayed,
             "[cidr_allocator_database]\ncall_timeout = 5\nmax_retries = 1\n",
             url.port or self.default_port)
-        engine_paths.assertCarriesItsWingOnly(self, report, self.path)
+        engine_paths.assertCarriesItsWingOnly(
+            self, report, self.path, engine_paths.OVER_LIMIT["db"])
 
 
 class TestPostgresqlPaths(base.PostgresqlBackend, EnginePathsTests,

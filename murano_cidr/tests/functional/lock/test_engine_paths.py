@@ -46,4 +46,6 @@ class TestLockServicePaths(base.TestCase):
             self, "lock", self.path,
             conf=SHORT_WAIT + "coordination_url = %s://127.0.0.1:{port}\n"
             % self.scheme, server=server.port)
-        engine_paths.assertCarriesItsWingOnly(self, report, self.path)
+        engine_paths.assertCarriesItsWingOnly(
+            self, report, self.path, engine_paths.OVER_LIMIT["lock service"],
+            engine_paths.OVER_TRANSITIONS["lock service"])
