@@ -429,7 +429,7 @@ inline check_released_only(e, c) {
     }
 }
 
-/* A release waits for the scope's row lock (statements.release). */
+/* A release waits for the scope's row lock (allocating.release). */
 #ifdef RELEASE_UNLOCKED
 #define RELEASE_LOCK true
 #else
@@ -445,15 +445,15 @@ proctype DbEngine(byte e) {
     :: round < ROUNDS ->
         round++;
         ok = false;
-        /* allocating.allocate, 1.: statements.lock_scope */
+        /* allocating.allocate, 1.: allocating.lock_scope */
         atomic { dblock == 0 -> dblock = e + 1 };
         /* 2.: the callable taken, read once the scope is locked */
         d_step { read_taken(e, seen) };
         atomic {
             /* 3.-4.: the rows past their grace period by the server's
-             * clock at this statement (statements.reclaim), freed unless
+             * clock at this statement (allocating.reclaim), freed unless
              * taken holds their CIDR, and the checked insert
-             * (statements.insert_if_free) */
+             * (allocating.insert_if_free) */
             gr = 0;
             i = 0;
             do
@@ -493,7 +493,7 @@ proctype DbEngine(byte e) {
             /* the stack push: ModelRouter.add_interface */
             plug(e, c, refused);
             /* DbDriver.confirm cannot lose anything; DbDriver.release
-             * (statements.release, under the scope's row lock) after a
+             * (allocating.release, under the scope's row lock) after a
              * failed push, or later, when the network is deleted */
             if
             :: refused ->
