@@ -22,6 +22,7 @@ such an engine (:mod:`murano_cidr.tests.engine_paths`).
 from sqlalchemy.engine import url as sa_url
 import testscenarios
 
+from murano_cidr.engine.drivers.db import compat
 from murano_cidr.tests import engine_paths
 from murano_cidr.tests.functional.db import base
 from murano_cidr.tests.unit import test_runtime_imports as imports
@@ -63,8 +64,8 @@ class EnginePathsTests(object):
         # The engine reaches the server through a relay it cuts for
         # DatabaseUnavailable.
         url = sa_url.make_url(self.url)
-        relayed = url.set(host="127.0.0.1", port=1).render_as_string(
-            hide_password=False).replace(":1/", ":{port}/")
+        relayed = compat.url_string(url, host="127.0.0.1", port=1).replace(
+            ":1/", ":{port}/")
         report = engine_paths.engine_path(
             self, "db", self.path, relayed,
             "[cidr_allocator_database]\ncall_timeout = 5\nmax_retries = 1\n",
