@@ -171,10 +171,21 @@ class ZooKeeperRecords(backend.RecordStore):
         return self._call("cannot write the record %s" % name, write)
 
     def delete(self, name, data):
+        sent = []
+
         def delete(client):
-            current, stat = client.get(self._path(name))
+            try:
+                current, stat = client.get(self._path(name))
+            except kazoo_exceptions.NoNodeError:
+                # A retry after the connection was lost with the delete
+                # sent: the server may have applied it. The record held
+                # this data then, and is gone as asked.
+                if sent:
+                    return True
+                raise
             if current != data:
                 return False
+            sent.append(stat.version)
             client.delete(self._path(name), version=stat.version)
             return True
 

@@ -222,3 +222,30 @@ class TestZooKeeperRecords(base.TestCase):
         self.assertFalse(self.records.create("k", b"the record", None, 60))
         # Every request goes through kazoo's retry.
         self.assertEqual(2, self.client.retry.call_count)
+
+    def retry_once(self, function, *args):
+        """kazoo's retry: the request again after one lost connection."""
+        from kazoo import exceptions as kazoo_exceptions
+        try:
+            return function(*args)
+        except kazoo_exceptions.ConnectionLoss:
+            return function(*args)
+
+    def test_a_delete_applied_before_the_connection_was_lost_is_done(self):
+        # The server applied the delete, then went away before answering:
+        # the retry finds no record, which the delete removed.
+        from kazoo import exceptions as kazoo_exceptions
+        self.client.retry.side_effect = self.retry_once
+        self.client.get.side_effect = [
+            (b"the record", mock.Mock(version=3)),
+            kazoo_exceptions.NoNodeError]
+        self.client.delete.side_effect = kazoo_exceptions.ConnectionLoss
+        self.assertTrue(self.records.delete("k", b"the record"))
+        self.client.delete.assert_called_once_with(
+            zookeeper_service.ZooKeeperRecords.ROOT + "/k", version=3)
+
+    def test_a_record_gone_before_the_delete_is_not_done(self):
+        from kazoo import exceptions as kazoo_exceptions
+        self.client.get.side_effect = kazoo_exceptions.NoNodeError
+        self.assertFalse(self.records.delete("k", b"the record"))
+        self.client.delete.assert_not_called()
