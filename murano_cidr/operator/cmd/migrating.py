@@ -36,6 +36,7 @@ import textwrap
 
 from murano_cidr.engine.drivers import capabilities
 from murano_cidr.engine import pool
+from murano_cidr.measuring import progress
 from murano_cidr import messages
 from murano_cidr.operator.cmd import common
 from murano_cidr.operator.cmd import output
@@ -151,7 +152,6 @@ def _progress(total, description):
     install it), else a count on one line, redrawn once a second; nothing
     is drawn when standard error is not a terminal.
     """
-    from murano_cidr.measuring import progress
     if not progress.wanted():
         yield None
         return
